@@ -1,0 +1,3 @@
+from tlview.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,118 @@
+"""Command line: pick the TUI or a headless output. Importing this module never imports Textual."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from tlview import __version__
+
+EXIT_USAGE = 2
+
+EPILOG = """\
+examples:
+  tlview /tmp/tracedir                 explore a TORCH_TRACE folder (or one file, or TORCH_LOGS text)
+  tlview --follow /tmp/tracedir        follow a running job live
+  tlview --report /tmp/tracedir        print a summary and exit
+  tlview --json --filter recompiles f  one JSON document on stdout
+filter words: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N
+"""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="tlview", description="A terminal explorer for torch.compile logs "
+        "(TORCH_TRACE folders and files, TORCH_LOGS text).", epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("path", nargs="?", help="a TORCH_TRACE folder or file, or TORCH_LOGS text ('-' for stdin with --follow)")
+    out = p.add_mutually_exclusive_group()
+    out.add_argument("--report", action="store_true", help="print a readable summary and exit")
+    out.add_argument("--json", action="store_true", help="print one JSON document and exit")
+    p.add_argument("--filter", default="", metavar="WORDS",
+                   help="keep compile ids matching any of these comma-separated words")
+    p.add_argument("--rank", type=int, default=None, help="keep one rank")
+    p.add_argument("--latest", action="store_true", help="read only the newest trace file of a folder")
+    p.add_argument("--no-verify", action="store_true",
+                   help="headless: do not check every payload's md5 (faster on huge traces)")
+    p.add_argument("--version", action="version", version=f"tlview {__version__}")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    from tlview.model.filters import Filter, FilterError
+
+    try:
+        flt = Filter.parse(args.filter, rank=args.rank)
+    except FilterError as exc:
+        return _fail(str(exc))
+    if args.path is None:
+        parser.print_usage(sys.stderr)
+        return _fail("give a TORCH_TRACE folder or file, or a TORCH_LOGS text file")
+    if args.report or args.json:
+        return _headless(args, flt)
+    return _tui(args, flt)
+
+
+def _fail(message: str) -> int:
+    print(f"tlview: {message}", file=sys.stderr)
+    return EXIT_USAGE
+
+
+def _headless(args, flt) -> int:
+    from tlview.model.index import Index
+    from tlview.report.summary import build_summary
+    from tlview.source.discover import NoLogsError
+
+    try:
+        index = Index.open(args.path, latest=args.latest, verify_md5=not args.no_verify)
+    except NoLogsError as exc:
+        return _fail(str(exc))
+    try:
+        if flt.rank is not None and flt.rank not in index.ranks():
+            known = ", ".join(str(r) for r in index.ranks() if r is not None) or "none (no rank in these logs)"
+            return _fail(f"rank {flt.rank} is not in these logs; ranks: {known}")
+        summary = build_summary(index, flt)
+        if args.json:
+            import orjson
+
+            out = orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
+                               default=str)
+            _write(out + b"\n")
+        else:
+            from rich.console import Console
+
+            from tlview.report.text_report import render_report
+
+            render_report(summary, Console(highlight=False, soft_wrap=False))
+        return 0
+    finally:
+        index.close()
+
+
+def _write(data: bytes) -> None:
+    try:
+        sys.stdout.buffer.write(data)
+        sys.stdout.flush()
+    except BrokenPipeError:
+        # `tlview --json x | head`: the reader left; not an error worth a traceback.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+
+
+def _tui(args, flt) -> int:
+    from tlview.source.discover import NoLogsError, find_logs
+
+    try:
+        find_logs(args.path, latest=args.latest)
+    except NoLogsError as exc:
+        return _fail(str(exc))
+    from tlview.ui.app import run_app
+
+    return run_app(args.path, flt, latest=args.latest)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,198 @@
+"""What the index knows of one compile id, and of one compile (its attempts together)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from tlview.model.compile_id import CompileId
+
+if TYPE_CHECKING:
+    from tlview.source.trace_file import TraceFile
+
+
+STATUSES = ("ok", "break", "error", "empty", "missing")
+
+
+@dataclass(slots=True, eq=False)
+class Artifact:
+    """A record whose payload a pane can show (a graph, output code, guards, an artifact)."""
+
+    name: str
+    kind: str
+    source: Any  # the TraceFile or TextLog that holds it
+    rec: int  # record number in that source
+    info: dict | None = None  # small metadata (e.g. the output code's file name)
+
+    def load(self):
+        """Read the payload from disk now (a LoadedPayload: text, md5 check, problems)."""
+        return self.source.load_payload(self.rec)
+
+
+@dataclass(slots=True)
+class GraphBreak:
+    location: str | None
+    reason: str
+    detail: str | None = None
+    explanation: str | None = None
+    hints: list[str] = field(default_factory=list)
+    user_stack: list[str] = field(default_factory=list)
+    url: str | None = None
+    text: str = ""  # the whole message, for the detail pane
+    from_text_log: bool = False
+
+
+@dataclass(slots=True)
+class RecompileReason:
+    text: str
+    failed_id: CompileId | None  # the earlier compile whose guard failed
+
+    @property
+    def summary(self) -> str:
+        first = self.text.split("\n", 1)[0]
+        # drop the guard's source comment: "n == 2   # return (x * n) ..."
+        return first.split("  #", 1)[0].rstrip()
+
+
+@dataclass(slots=True)
+class DynamicEvent:
+    kind: str  # create_symbol, symbolic_shape_specialization, guard_added_fast, ...
+    summary: str
+    user_stack: list | None = None
+
+
+@dataclass(slots=True)
+class TextRecord:
+    """A group of TORCH_LOGS lines with one prefix (one logging call)."""
+
+    source: Any
+    rec: int
+    channel: str  # artifact name (`recompiles`, `graph_breaks`) or the logger's area
+    level: str
+    first_line: str
+
+
+@dataclass(eq=False)
+class CompileNode:
+    """One compile id (`0/0`, `0/0_1`) of one rank."""
+
+    rank: int | None
+    cid: CompileId
+    seq: int  # order of first appearance in the index
+    stack: list | None = None  # dynamo_start frames, filename as string-table ids
+    stack_source: "TraceFile | None" = None
+    artifacts: list[Artifact] = field(default_factory=list)
+    metrics: dict | None = None
+    bwd_metrics: dict | None = None
+    graph_breaks: list[GraphBreak] = field(default_factory=list)
+    text_graph_breaks: list[GraphBreak] = field(default_factory=list)
+    recompile_reasons: list[RecompileReason] = field(default_factory=list)
+    text_recompile_reasons: list[RecompileReason] = field(default_factory=list)
+    dynamic: list[DynamicEvent] = field(default_factory=list)
+    text_records: list[TextRecord] = field(default_factory=list)
+    perf_hints: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)  # dynamo_error artifacts, failure text
+    problems: list = field(default_factory=list)
+    in_trace: bool = False  # seen in a trace file (else only in a text log)
+    text_start: str | None = None  # "fn file:line" from "torchdynamo start compiling"
+    text_restarts: list[str] = field(default_factory=list)
+    text_compiled: bool = False
+    compile: "Compile | None" = None
+
+    @property
+    def id(self) -> str:
+        return str(self.cid)
+
+    def artifact_names(self) -> list[str]:
+        names: list[str] = []
+        for art in self.artifacts:
+            if art.name not in names:
+                names.append(art.name)
+        return names
+
+    def location(self) -> str | None:
+        """The user code being compiled: the last frame of the dynamo_start stack."""
+        if self.stack and self.stack_source is not None:
+            frame = self.stack[-1]
+            return f"{self.stack_source.frame_filename(frame.get('filename'))}:{frame.get('line')}"
+        if self.metrics and self.metrics.get("co_filename"):
+            return f"{self.metrics['co_filename']}:{self.metrics.get('co_firstlineno')}"
+        if self.text_start:
+            return self.text_start.rsplit(" ", 1)[-1]
+        return None
+
+    def function(self) -> str | None:
+        if self.stack:
+            return self.stack[-1].get("name")
+        if self.metrics:
+            return self.metrics.get("co_name")
+        if self.text_start:
+            return self.text_start.split(" ", 1)[0]
+        return None
+
+    def effective_graph_breaks(self) -> list[GraphBreak]:
+        return self.graph_breaks if self.in_trace else self.text_graph_breaks
+
+    def effective_recompile_reasons(self) -> list[RecompileReason]:
+        if self.in_trace:
+            if self.recompile_reasons:
+                return self.recompile_reasons
+            reason = (self.metrics or {}).get("recompile_reason")
+            if isinstance(reason, str) and reason and self.cid.attempt == 0:
+                from tlview.model.handlers import parse_recompile_reasons
+
+                return parse_recompile_reasons(reason)
+            return []
+        return self.text_recompile_reasons
+
+
+@dataclass(eq=False)
+class Compile:
+    """The attempts of one compile (`0/0` and its restart `0/0_1`): status comes from here."""
+
+    rank: int | None
+    key: CompileId  # attempt 0
+    attempts: list[CompileNode] = field(default_factory=list)
+
+    @property
+    def final_metrics(self) -> dict | None:
+        for node in reversed(self.attempts):
+            if node.metrics is not None:
+                return node.metrics
+        return None
+
+    @property
+    def status(self) -> str:
+        """tlparse's colour: error, empty, break (restarted), ok, or missing (no metrics)."""
+        metrics = self.final_metrics
+        if metrics is None:
+            if any(n.errors for n in self.attempts):
+                return "error"
+            if not any(n.in_trace for n in self.attempts):
+                return self._status_from_text()
+            return "missing"
+        if metrics.get("fail_type"):
+            return "error"
+        if metrics.get("graph_op_count") == 0:
+            return "empty"
+        if metrics.get("restart_reasons"):
+            return "break"
+        return "ok"
+
+    def _status_from_text(self) -> str:
+        """Only TORCH_LOGS text: a restart means break; a compiled graph, ok."""
+        if any(n.text_restarts for n in self.attempts):
+            return "break"
+        if any(n.text_compiled for n in self.attempts):
+            return "ok"
+        return "missing"
+
+    @property
+    def has_graph_break(self) -> bool:
+        return any(n.effective_graph_breaks() for n in self.attempts) or bool(
+            (self.final_metrics or {}).get("restart_reasons"))
+
+    @property
+    def restart_reasons(self) -> list[str]:
+        reasons = (self.final_metrics or {}).get("restart_reasons")
+        return list(reasons) if isinstance(reasons, list) else []

@@ -1,0 +1,334 @@
+"""The index: every source's records folded into compile nodes, compiles and frames, per rank.
+
+One index serves the headless outputs and the TUI. It is fed incrementally (`refresh()` reads what
+each file gained since the last call), so following a running job is the same code as opening a
+finished one. It keeps offsets and small summaries; payloads are read when shown.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from bisect import bisect_right
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from tlview.model import handlers as H
+from tlview.model.compile_id import CompileId
+from tlview.model.compile_node import Artifact, Compile, CompileNode, TextRecord
+from tlview.source.discover import TEXT, TRACE, FoundLog, find_logs
+from tlview.source.text_log import TextLog
+from tlview.source.trace_file import TraceFile
+
+
+@dataclass(eq=False)
+class Problem:
+    """Something in a file that could not be read as it should: shown with file and line."""
+
+    source: object
+    offset: int
+    kind: str  # bad line, bad json, md5 mismatch, unknown string, long line, ...
+    message: str
+    node: CompileNode | None = None
+    _line: int | None = None
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    @property
+    def line(self) -> int:
+        if self._line is None:
+            try:
+                self._line = self.source.line_number(self.offset)
+            except OSError:
+                self._line = 0
+        return self._line
+
+    def describe(self) -> str:
+        return f"{self.path}:{self.line}: {self.kind}: {self.message}"
+
+
+@dataclass
+class Totals:
+    compile_ids: int = 0
+    frames: int = 0
+    compiles: int = 0
+    recompiles: int = 0
+    graph_breaks: int = 0
+    compiles_with_graph_break: int = 0
+    errors: int = 0
+    restarts: int = 0
+    records: int = 0
+    problems: int = 0
+    md5_bad: int = 0
+    cache_events: dict = field(default_factory=dict)
+
+
+class Index:
+    """Records from trace files and text logs, folded into a frame tree of compile ids."""
+
+    def __init__(self, verify_md5: bool = False) -> None:
+        self.verify_md5 = verify_md5
+        self.sources: list[TraceFile | TextLog] = []
+        self.nodes: dict[tuple[int | None, CompileId], CompileNode] = {}
+        self.compiles: dict[tuple[int | None, CompileId], Compile] = {}
+        self.frames: dict[tuple[int | None, tuple], list[Compile]] = {}
+        self.problems: list[Problem] = []
+        self.unattached: list[Artifact] = []  # records with no compile id (torch_version, ...)
+        self.unknown_kinds: dict[str, int] = {}
+        self.cache_events: dict[str, int] = {}
+        self.notes: list[str] = []
+        self.pytorch_version: str | None = None
+        self.totals_graph_breaks = 0
+        self.totals_errors = 0
+        self.generation = 0  # bumped whenever something new was indexed
+        self.lock = threading.RLock()  # the UI reads while a worker feeds
+        self._contexts: list[tuple[int | None, CompileId | None]] = []
+        self._context_nodes: list[CompileNode | None] = []
+        self._context_codes: dict[tuple, int] = {}
+        self._paths: set[str] = set()
+
+    # ---- opening -------------------------------------------------------------------------
+
+    @classmethod
+    def open(cls, path: str, latest: bool = False, verify_md5: bool = False) -> "Index":
+        """Index everything under `path` now (headless use). Raises NoLogsError."""
+        index = cls(verify_md5=verify_md5)
+        found, notes = find_logs(path, latest=latest)
+        index.notes.extend(notes)
+        for log in found:
+            index.add_log(log)
+        index.refresh()
+        index.finish()
+        return index
+
+    def add_log(self, log: FoundLog) -> TraceFile | TextLog | None:
+        if log.path in self._paths:
+            return None
+        self._paths.add(log.path)
+        if log.kind == TRACE:
+            source = TraceFile(log.path, self, verify_md5=self.verify_md5,
+                               rank_from_name=log.rank_from_name)
+        else:
+            source = TextLog(log.path, self)
+        self.sources.append(source)
+        return source
+
+    def refresh(self, limit: int | None = None) -> int:
+        """Index what every source gained since the last call; return the bytes read."""
+        total = 0
+        for source in list(self.sources):
+            try:
+                with self.lock:
+                    total += source.feed(limit)
+            except OSError as exc:
+                self.add_problem(source, source.scanned_to, "unreadable", str(exc))
+        if total:
+            self.generation += 1
+        return total
+
+    def finish(self) -> None:
+        """No more data will come (not following): close the last open records."""
+        with self.lock:
+            for source in self.sources:
+                try:
+                    source.finish()
+                except OSError as exc:
+                    self.add_problem(source, source.scanned_to, "unreadable", str(exc))
+            self._check_string_ids()
+            self.generation += 1
+
+    def close(self) -> None:
+        for source in self.sources:
+            source.close()
+
+    @property
+    def bytes_total(self) -> int:
+        return sum(s.size for s in self.sources)
+
+    @property
+    def bytes_read(self) -> int:
+        return sum(s.scanned_to for s in self.sources)
+
+    @property
+    def has_trace(self) -> bool:
+        return any(isinstance(s, TraceFile) for s in self.sources)
+
+    # ---- the sink the scanners call --------------------------------------------------------
+
+    def context_code(self, source, rank: int | None, cid: CompileId | None) -> int:
+        key = (rank, cid)
+        code = self._context_codes.get(key)
+        if code is None:
+            code = len(self._contexts)
+            self._context_codes[key] = code
+            self._contexts.append(key)
+            self._context_nodes.append(self._node(rank, cid, in_trace=True) if cid else None)
+        return code
+
+    def on_record(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int) -> bool:
+        node = self._context_nodes[ctx]
+        handler = H.HANDLERS.get(kind)
+        if handler is None:
+            if kind in H.SILENT_KINDS:
+                return False
+            handler = H.on_generic
+        handler(self, node, source, rec, kind, meta)
+        return H.payload_handler_key(kind, meta) in H.PAYLOAD_HANDLERS
+
+    def on_payload(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int,
+                   payload: bytes | None) -> None:
+        handler = H.PAYLOAD_HANDLERS.get(H.payload_handler_key(kind, meta))
+        if handler is not None and payload is not None:
+            handler(self, self._context_nodes[ctx], source, rec, kind, meta,
+                    payload.decode("utf-8", "replace"))
+
+    def on_text_record(self, log: TextLog, rec: int, rank, cid, channel, level, lines) -> None:
+        node = self._node(rank, cid, in_trace=False) if cid is not None else None
+        record = TextRecord(log, rec, channel, level, lines[0] if lines else "")
+        if node is not None:
+            node.text_records.append(record)
+        handler = H.TEXT_HANDLERS.get(channel)
+        if handler is not None:
+            handler(self, node, record, lines)
+
+    def on_problem(self, source, offset: int, kind: str, message: str) -> None:
+        self.add_problem(source, offset, kind, message)
+
+    def add_problem(self, source, offset: int, kind: str, message: str) -> None:
+        node = None
+        if isinstance(source, TraceFile) and source.offsets:
+            rec = bisect_right(source.offsets, offset) - 1
+            if rec >= 0:
+                node = self._context_nodes[source.contexts[rec]]
+        problem = Problem(source, offset, kind, message, node)
+        self.problems.append(problem)
+        if node is not None:
+            node.problems.append(problem)
+
+    def count_cache_event(self, name: str) -> None:
+        self.cache_events[name] = self.cache_events.get(name, 0) + 1
+
+    def add_unattached(self, name: str, source, rec: int, artifact: Artifact | None = None) -> None:
+        self.unattached.append(artifact or Artifact(name, name, source, rec))
+
+    # ---- the frame tree ------------------------------------------------------------------
+
+    def _node(self, rank: int | None, cid: CompileId, in_trace: bool) -> CompileNode:
+        key = (rank, cid)
+        node = self.nodes.get(key)
+        if node is None:
+            node = CompileNode(rank, cid, len(self.nodes))
+            self.nodes[key] = node
+            ckey = (rank, cid.compile_key)
+            compile_ = self.compiles.get(ckey)
+            if compile_ is None:
+                compile_ = Compile(rank, cid.compile_key)
+                self.compiles[ckey] = compile_
+                self.frames.setdefault((rank, cid.frame_key), []).append(compile_)
+            compile_.attempts.append(node)
+            compile_.attempts.sort(key=lambda n: n.cid.attempt)
+            node.compile = compile_
+        if in_trace:
+            node.in_trace = True
+        return node
+
+    def node(self, rank: int | None, cid: CompileId | str) -> CompileNode | None:
+        if isinstance(cid, str):
+            cid = CompileId.parse(cid)
+        return self.nodes.get((rank, cid))
+
+    def ranks(self) -> list[int | None]:
+        return sorted({rank for rank, _ in self.nodes}, key=lambda r: -1 if r is None else r)
+
+    def iter_nodes(self, rank=..., kinds: set[str] | None = None) -> Iterator[CompileNode]:
+        """Compile nodes in order of first appearance, optionally of one rank."""
+        for (node_rank, _), node in self.nodes.items():
+            if rank is not ... and node_rank != rank:
+                continue
+            yield node
+
+    def failed_guard_target(self, node: CompileNode, reason) -> CompileNode | None:
+        """The compile node whose guard failed, named by a recompile reason."""
+        if reason.failed_id is None:
+            return None
+        return self.nodes.get((node.rank, reason.failed_id))
+
+    # ---- totals --------------------------------------------------------------------------
+
+    def totals(self, rank=...) -> Totals:
+        """The counts of corpus/README.md, summed over ranks (or for one rank)."""
+        t = Totals()
+        nodes = [n for n in self.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
+        t.compile_ids = len(nodes)
+        t.frames = len({(n.rank, n.cid.frame_key) for n in nodes})
+        compiles = {(n.rank, n.cid.compile_key) for n in nodes}
+        t.compiles = len(compiles)
+        t.recompiles = sum(1 for _, key in compiles if key.is_recompile)
+        for node in nodes:
+            t.graph_breaks += len(node.effective_graph_breaks())
+            if node.metrics:
+                if node.metrics.get("fail_type"):
+                    t.errors += 1
+                reasons = node.metrics.get("restart_reasons")
+                if isinstance(reasons, list):
+                    t.restarts += len(reasons)
+            elif not node.in_trace and node.errors:
+                t.errors += 1
+        t.compiles_with_graph_break = sum(
+            1 for key in compiles if self.compiles[key].has_graph_break)
+        sources = self.sources if rank is ... else [s for s in self.sources if getattr(s, "rank", None) == rank]
+        t.records = sum(len(s.offsets) for s in sources)
+        t.md5_bad = sum(getattr(s, "md5_bad", 0) for s in sources)
+        t.problems = len(self.problems)
+        t.cache_events = dict(self.cache_events)
+        return t
+
+    def _check_string_ids(self) -> None:
+        """Report stack frames naming string-table ids that no `str` record defined."""
+        seen: set = set()
+        for node in self.nodes.values():
+            source = node.stack_source
+            for frame in node.stack or []:
+                idx = frame.get("filename")
+                if isinstance(idx, int) and source is not None and idx not in source.strings:
+                    if (id(source), idx) not in seen:
+                        seen.add((id(source), idx))
+                        rec_offset = self._dynamo_start_offset(node)
+                        self.add_problem(source, rec_offset, "unknown string",
+                                         f"string-table id {idx} is never defined (shown as unknown)")
+
+    def _dynamo_start_offset(self, node: CompileNode) -> int:
+        source = node.stack_source
+        for rec, ctx in enumerate(source.contexts):
+            if self._context_nodes[ctx] is node and source.kind_names[source.kinds[rec]] == "dynamo_start":
+                return source.offsets[rec]
+        return 0
+
+    # ---- records of a node (read lazily from the arrays) -----------------------------------
+
+    def record_counts(self, node: CompileNode) -> dict[str, int]:
+        counts: dict[str, int] = {}
+        for source in self.sources:
+            if not isinstance(source, TraceFile):
+                continue
+            codes = {code for code, n in enumerate(self._context_nodes) if n is node}
+            for kind_code, ctx in zip(source.kinds, source.contexts):
+                if ctx in codes:
+                    name = source.kind_names[kind_code]
+                    counts[name] = counts.get(name, 0) + 1
+        return counts
+
+    def records_of(self, node: CompileNode) -> Iterator[tuple[TraceFile, int, str]]:
+        for source in self.sources:
+            if not isinstance(source, TraceFile):
+                continue
+            codes = {code for code, n in enumerate(self._context_nodes) if n is node}
+            for rec, ctx in enumerate(source.contexts):
+                if ctx in codes:
+                    yield source, rec, source.kind_names[source.kinds[rec]]
+
+
+def index_path(path: str, **kwargs) -> Index:
+    return Index.open(os.fspath(path), **kwargs)

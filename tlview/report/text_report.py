@@ -1,0 +1,131 @@
+"""`tlview --report`: a readable summary of an index on stdout, rendered with rich.
+
+Everything from the logs goes through rich.text.Text (never markup), made visible by textsafe,
+so brackets and escape codes in payloads print literally.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.panel import Panel
+from rich.table import Table
+from rich.text import Text
+
+from tlview.textsafe import one_line, visible
+
+STATUS_STYLE = {
+    "ok": ("✓", "green"),
+    "break": ("◐", "yellow"),
+    "error": ("✗", "bold red"),
+    "empty": ("○", "dim"),
+    "missing": ("?", "magenta"),
+}
+
+
+def status_text(status: str) -> Text:
+    symbol, style = STATUS_STYLE.get(status, ("?", ""))
+    return Text(f"{symbol} {status}", style=style)
+
+
+def short_path(location: str) -> str:
+    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
+    return location.rsplit("/", 1)[-1]
+
+
+def _rstripped(text: Text) -> Text:
+    text.rstrip()  # in place
+    return text
+
+
+def render_report(summary: dict, console: Console) -> None:
+    totals = summary["totals"]
+    head = Text()
+    head.append("tlview report", style="bold")
+    if summary.get("pytorch_version"):
+        head.append(f"  torch {summary['pytorch_version']}")
+    if summary.get("filter"):
+        head.append(f"  filter: {summary['filter']}", style="cyan")
+    console.print(head)
+    for source in summary["sources"]:
+        line = Text(f"  {source['kind']:5} ", style="dim")
+        line.append(visible(source["path"]))
+        line.append(f"  {source['bytes']:,} bytes, {source['records']:,} records", style="dim")
+        if source.get("rank") is not None:
+            line.append(f"  rank {source['rank']}", style="dim")
+        console.print(line)
+
+    by_rank: dict = {}
+    for entry in summary["compiles"]:
+        by_rank.setdefault(entry["rank"], []).append(entry)
+    for rank, entries in by_rank.items():
+        table = Table(title=f"rank {rank}" if rank is not None else None, expand=False,
+                      show_lines=False, title_justify="left", pad_edge=False)
+        table.add_column("compile id", no_wrap=True)
+        table.add_column("status", no_wrap=True)
+        table.add_column("function / location", overflow="fold")
+        table.add_column("breaks", justify="right")
+        table.add_column("why (recompile reason / failure / break)", overflow="fold")
+        for e in entries:
+            why = Text()
+            for reason in e["recompile_reasons"][:3]:
+                why.append("recompile: ", style="cyan")
+                why.append(one_line(reason, 120) + "\n")
+            if e["fail_type"]:
+                why.append(f"{e['fail_type']}: ", style="red")
+                why.append(one_line(e["fail_reason"] or "", 120) + "\n")
+            for gb in e["graph_breaks"][:2]:
+                why.append("break: ", style="yellow")
+                why.append(one_line(gb["detail"] or gb["reason"], 120) + "\n")
+            where = Text(visible(e["function"] or ""), style="bold")
+            if e["location"]:
+                where.append("  " + visible(short_path(e["location"])), style="dim")
+            table.add_row(Text(f"[{e['id']}]"), status_text(e["status"]), where,
+                          str(len(e["graph_breaks"])) if e["graph_breaks"] else "",
+                          _rstripped(why))
+        console.print(table)
+
+    if summary["graph_break_summary"]:
+        console.print(Text("Graph breaks (distinct)", style="bold yellow"))
+        for gb in summary["graph_break_summary"]:
+            line = Text(f"  ×{gb['count']} ", style="yellow")
+            line.append(visible(gb["location"] or "?"), style="bold")
+            line.append(f"  {one_line(gb['reason'], 100)}")
+            if gb["detail"]:
+                line.append(f" {one_line(gb['detail'], 100)}", style="italic")
+            line.append(f"  [{', '.join(gb['compile_ids'])}]", style="dim")
+            console.print(line)
+
+    failures = [e for e in summary["compiles"] if e["fail_type"] or e["errors"]]
+    if failures:
+        console.print(Text("Failures", style="bold red"))
+        for e in failures:
+            line = Text(f"  [{e['id']}] ", style="red")
+            line.append(visible(e["fail_type"] or "error") + ": ")
+            line.append(one_line(e["fail_reason"] or (e["errors"] or [""])[0], 160))
+            console.print(line)
+
+    if summary["problems"]:
+        body = Text()
+        for p in summary["problems"][:50]:
+            body.append(f"{visible(p['file'])}:{p['line']}: ", style="bold")
+            body.append(f"{p['kind']}: ", style="red")
+            body.append(visible(p["message"]) + "\n")
+        if len(summary["problems"]) > 50:
+            body.append(f"... and {len(summary['problems']) - 50} more\n")
+        console.print(Panel(body.rstrip(), title="problems in the input", border_style="red",
+                            title_align="left"))
+    for note in summary["notes"]:
+        console.print(Text(f"note: {visible(note)}", style="dim"))
+
+    t = Text("Totals: ", style="bold")
+    t.append(f"{totals['compile_ids']} compile ids, {totals['frames']} frames, "
+             f"{totals['compiles']} compiles, {totals['recompiles']} recompiles, "
+             f"{totals['graph_breaks']} graph breaks, {totals['errors']} errors, "
+             f"{totals['restarts']} restarts, {totals['records']:,} records")
+    if totals["md5_bad"]:
+        t.append(f", {totals['md5_bad']} md5 mismatches", style="red")
+    if totals["problems"]:
+        t.append(f", {totals['problems']} problems", style="red")
+    console.print(t)
+
+

@@ -1,0 +1,88 @@
+"""Payloads: the TAB-indented lines after an envelope line, read from disk only when asked for.
+
+A payload region is the bytes from the line after the envelope to the next envelope. Its payload is
+the TAB lines with one TAB stripped, joined with newlines; md5 of that text is the envelope's
+`has_payload`. A region may also hold lines that belong to no record (garbage, a torn write):
+those are returned as bad lines so that the caller can report them with their place.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+
+
+@dataclass(slots=True)
+class DecodedPayload:
+    text: bytes
+    blank_lines: list[int]  # offsets (relative to the region) of empty lines inside the payload
+    bad_lines: list[int]  # offsets (relative to the region) of lines that are not payload
+
+
+def decode_region(region: bytes) -> DecodedPayload:
+    """Strip the TABs off a payload region; report lines that are not payload lines."""
+    if not region:
+        return DecodedPayload(b"", [], [])
+    body = region if region.endswith(b"\n") else region + b"\n"
+    # Fast path: every line starts with TAB (true of every real file we have seen).
+    if body[0] == 9 and body.count(b"\n\t") == body.count(b"\n") - 1:
+        return DecodedPayload(body[1:-1].replace(b"\n\t", b"\n"), [], [])
+    lines: list[bytes] = []
+    blank: list[int] = []
+    bad: list[int] = []
+    pos = 0
+    end = len(body)
+    in_payload = True
+    while pos < end:
+        nl = body.find(b"\n", pos)
+        line = body[pos:nl]
+        if in_payload and line[:1] == b"\t":
+            lines.append(line[1:])
+        elif in_payload and (line == b"" or line == b"\r"):
+            blank.append(pos)  # tlparse skips blank lines inside a payload; so do we
+        else:
+            in_payload = False
+            if line.strip():
+                bad.append(pos)
+        pos = nl + 1
+    return DecodedPayload(b"\n".join(lines), blank, bad)
+
+
+def md5_hex(data: bytes) -> str:
+    return hashlib.md5(data).hexdigest()
+
+
+def pread_exact(fd: int, start: int, end: int) -> bytes:
+    """Read [start, end) with pread (never mmap: a file truncated under a mapping raises SIGBUS)."""
+    chunks = []
+    pos = start
+    while pos < end:
+        chunk = os.pread(fd, min(end - pos, 1 << 24), pos)
+        if not chunk:  # the file shrank under us: return what is there
+            break
+        chunks.append(chunk)
+        pos += len(chunk)
+    return b"".join(chunks)
+
+
+def line_number_at(fd: int, offset: int) -> int:
+    """1-based line number of a byte offset, counted on demand (indexing does not count lines)."""
+    count = 0
+    pos = 0
+    while pos < offset:
+        chunk = os.pread(fd, min(1 << 22, offset - pos), pos)
+        if not chunk:
+            break
+        count += chunk.count(b"\n")
+        pos += len(chunk)
+    return count + 1
+
+
+@dataclass(slots=True)
+class LoadedPayload:
+    """A payload read for display: its text, whether its md5 matched, and what was wrong."""
+
+    text: str
+    md5_ok: bool | None  # None when the record has no md5
+    problems: list[str]

@@ -1,0 +1,407 @@
+"""Incremental, lazy reading of one TORCH_TRACE file.
+
+The scanner reads the file in blocks with `os.preadv` into one reused buffer, finds envelope lines
+(`V1121 23:08:47.127000 7367 torch/_dynamo/x.py:42] {json}`), and hands each record's metadata to
+a sink. It keeps only byte offsets: payloads stay on disk until `load_payload` reads them.
+
+Hand-written rather than a line iterator because of speed: 86% of the records of a big trace are
+`chromium_event` and `describe_*`, whose metadata is not needed to build the index; their context
+(rank and compile id) is taken from a small cache keyed by the tail of the envelope, so most
+records cost one `find` and one dict lookup (see research/tui-anchors.md section 5).
+
+Incremental: `feed()` reads what was appended since the last call. A partial last line is held
+back, and the last record stays open (its payload may still grow) until the next envelope arrives
+or `finish()` is called at the end of a file that is no longer written.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import orjson
+
+from tlview.model.compile_id import CompileId
+from tlview.source.payload import (
+    DecodedPayload,
+    LoadedPayload,
+    decode_region,
+    line_number_at,
+    md5_hex,
+    pread_exact,
+)
+
+BLOCK_SIZE = 8 << 20
+
+# Records whose metadata the index never needs while scanning: counted, offset kept, not parsed.
+HOT_KINDS = frozenset({"chromium_event", "describe_tensor", "describe_storage", "describe_source"})
+CONTEXT_KEYS = frozenset(
+    {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload",
+     "subgraph_name", "severity", "timestamp", "pathname", "thread"}
+)
+_HAS_PAYLOAD = b'"has_payload": "'
+
+
+class RecordSink(Protocol):
+    """What the scanner feeds: the model's index implements it."""
+
+    def context_code(self, trace: "TraceFile", rank: int | None, cid: CompileId | None) -> int: ...
+
+    def on_record(self, trace: "TraceFile", rec: int, kind: str, meta: dict, ctx: int) -> bool:
+        """A parsed record; return True to be called again with its payload when it is complete."""
+
+    def on_payload(self, trace: "TraceFile", rec: int, kind: str, meta: dict, ctx: int,
+                   payload: bytes | None) -> None: ...
+
+    def on_problem(self, trace: "TraceFile", offset: int, kind: str, message: str) -> None: ...
+
+
+@dataclass(slots=True)
+class _OpenRecord:
+    rec: int  # record number in the file
+    offset: int  # envelope line start
+    payload_start: int  # first byte after the envelope line
+    kind: str
+    meta: dict | None  # kept only when the sink wants the payload
+    ctx: int
+    md5: str | None
+    wants_payload: bool
+
+
+@dataclass(eq=False)
+class TraceFile:
+    """One trace file: its records' offsets and the scanning state."""
+
+    path: str
+    sink: RecordSink
+    verify_md5: bool = False
+    rank_from_name: int | None = None
+    # per record: envelope offset, kind code, context code (rank + compile id, from the sink)
+    offsets: array = field(default_factory=lambda: array("q"))
+    kinds: array = field(default_factory=lambda: array("H"))
+    contexts: array = field(default_factory=lambda: array("i"))
+    kind_names: list[str] = field(default_factory=list)
+    strings: dict[int, str] = field(default_factory=dict)  # the {"str": [s, idx]} table
+    rank: int | None = None  # first rank seen in a record, else from the file name
+    scanned_to: int = 0  # bytes consumed: always just after a newline
+    size: int = 0
+    md5_ok: int = 0
+    md5_bad: int = 0
+    identity: tuple = ()  # (st_dev, st_ino, first line) when the scan started: detects replacement
+    _kind_codes: dict[bytes, int] = field(default_factory=dict)
+    _tail_cache: dict[bytes, int] = field(default_factory=dict)
+    _open: _OpenRecord | None = None
+    _skipping_long_line: bool = False
+    _rank_from_record: bool = False
+    _fd: int | None = None
+    _buf: bytearray | None = None
+
+    def __post_init__(self) -> None:
+        if self.rank is None:
+            self.rank = self.rank_from_name
+
+    # ---- reading -------------------------------------------------------------------------
+
+    def _open_fd(self) -> int:
+        if self._fd is None:
+            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        return self._fd
+
+    def close(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+        self._buf = None
+
+    def read_range(self, start: int, end: int) -> bytes:
+        return pread_exact(self._open_fd(), start, end)
+
+    def feed(self, limit: int | None = None) -> int:
+        """Index what was appended since the last call (up to `limit` bytes); return bytes read."""
+        fd = self._open_fd()
+        st = os.fstat(fd)
+        self.size = st.st_size
+        if not self.identity:
+            self.identity = (st.st_dev, st.st_ino)
+        start = self.scanned_to
+        end = self.size if limit is None else min(self.size, start + limit)
+        if self._buf is None:
+            self._buf = bytearray(BLOCK_SIZE)
+        buf = self._buf
+        mv = memoryview(buf)
+        pos = start
+        while pos < end:
+            want = min(BLOCK_SIZE, end - pos)
+            n = os.preadv(fd, [mv[:want]], pos)
+            if n <= 0:
+                break
+            cut = buf.rfind(b"\n", 0, n) + 1
+            if cut == 0:
+                if n < BLOCK_SIZE:
+                    break  # a partial line: wait for its newline
+                # One line longer than the buffer: a payload line is skipped over, anything else is
+                # reported; the index only needs line starts.
+                self._skip_long_line(pos)
+                pos += n
+                self.scanned_to = pos
+                continue
+            self._scan_block(buf, mv, cut, pos)
+            pos += cut
+            self.scanned_to = pos
+        mv.release()
+        if self._open is not None and self._open.wants_payload and self._open.md5:
+            self._close_if_complete()
+        return pos - start
+
+    def finish(self) -> None:
+        """The file is complete (not followed): take a last line without newline, close the last record."""
+        fd = self._open_fd()
+        size = os.fstat(fd).st_size
+        if size > self.scanned_to:
+            tail = pread_exact(fd, self.scanned_to, size)
+            if b"\n" not in tail:
+                tail += b"\n"
+                buf = bytearray(tail)
+                self._scan_block(buf, memoryview(buf), len(buf), self.scanned_to)
+                self.scanned_to = size
+                self.size = size
+        self._close_open(self.scanned_to)
+
+    # ---- the scan loop -------------------------------------------------------------------
+
+    def _skip_long_line(self, pos: int) -> None:
+        if not self._skipping_long_line and self._buf[0] != 9:
+            self._close_open(pos)
+            self.sink.on_problem(self, pos, "long line", "a line over 8 MiB that is not payload")
+        self._skipping_long_line = True
+
+    def _scan_block(self, buf: bytearray, mv: memoryview, cut: int, base: int) -> None:
+        """Index the complete lines buf[:cut], which start at file offset `base`."""
+        pos = 0
+        if self._skipping_long_line:
+            pos = buf.find(b"\n", 0, cut) + 1
+            self._skipping_long_line = False
+        find = buf.find
+        tail_cache = self._tail_cache
+        kind_codes = self._kind_codes
+        offsets_append = self.offsets.append
+        kinds_append = self.kinds.append
+        contexts_append = self.contexts.append
+        # Lines at pos that are not envelopes (payload of the open record, or garbage).
+        if pos < cut and buf[pos] != 86:  # "V"
+            self._check_region_start(buf, pos, cut, base)
+        p = pos if (pos < cut and buf[pos] == 86) else find(b"V", pos, cut)
+        while p >= 0:
+            if p != pos and buf[p - 1] != 10:
+                p = find(b"V", p + 1, cut)
+                continue
+            eol = find(b"\n", p, cut)
+            # envelope: "V" MMDD " " ... "] " json
+            j = find(b"] {", p, eol)
+            if j < 0 or buf[p + 5] != 32 or not buf[p + 1:p + 5].isdigit():
+                self._close_open(base + p)
+                self.sink.on_problem(self, base + p, "bad line", _bad_line_message(buf, p, eol))
+                p = find(b"V", eol + 1, cut)
+                continue
+            if self._open is not None:
+                self._close_open(base + p)
+            k0 = j + 4
+            k1 = find(b'"', k0, eol)
+            kind_b = bytes(buf[k0:k1])
+            code = kind_codes.get(kind_b)
+            if code is None:
+                code = self._new_kind(kind_b)
+            kind = self.kind_names[code]
+            rec = len(self.offsets)
+            meta = None
+            ctx = None
+            md5 = None
+            if kind in HOT_KINDS:
+                # The context sits after the event's value: `}, "frame_id": 0, ..., "has_payload": "…"}`.
+                t = buf.rfind(b'}, "', k1, eol)
+                if t >= 0:
+                    h = buf.find(_HAS_PAYLOAD, t, eol)
+                    key = bytes(buf[t + 3:h if h >= 0 else eol])
+                    ctx = tail_cache.get(key)
+                    if ctx is None:
+                        ctx = self._context_from_tail(key)
+                    if h >= 0 and self.verify_md5:
+                        md5 = buf[h + 16:h + 48].decode("ascii", "replace")
+            if ctx is None:
+                try:
+                    meta = orjson.loads(mv[j + 2:eol])
+                except orjson.JSONDecodeError as exc:
+                    self.sink.on_problem(self, base + p, "bad json",
+                                         f"metadata is not valid JSON ({exc.msg})")
+                    p = find(b"V", eol + 1, cut)
+                    continue
+                if not isinstance(meta, dict) or not meta:
+                    self.sink.on_problem(self, base + p, "bad json", "metadata is not a JSON object")
+                    p = find(b"V", eol + 1, cut)
+                    continue
+                kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
+                if kind.encode() != kind_b:
+                    code = kind_codes.get(kind.encode())
+                    if code is None:
+                        code = self._new_kind(kind.encode())
+                ctx = self._context(meta)
+                hp = meta.get("has_payload")
+                md5 = hp if isinstance(hp, str) and self.verify_md5 else None
+            offsets_append(base + p)
+            kinds_append(code)
+            contexts_append(ctx)
+            wants = False
+            if meta is not None:
+                if kind == "str":
+                    self._intern(meta.get("str"), base + p)
+                wants = self.sink.on_record(self, rec, kind, meta, ctx)
+            if wants or md5:
+                self._open = _OpenRecord(rec, base + p, base + eol + 1, kind,
+                                         meta if wants else None, ctx, md5, wants)
+            # What follows the envelope must be payload (TAB) lines or the next envelope.
+            nxt = eol + 1
+            if nxt < cut and buf[nxt] != 86 and buf[nxt] != 9:
+                self._check_region_start(buf, nxt, cut, base)
+            p = find(b"V", nxt, cut)
+
+    def _check_region_start(self, buf: bytearray, pos: int, cut: int, base: int) -> None:
+        """Report the non-payload lines at `pos` (garbage between records, NUL bytes, blank lines)."""
+        while pos < cut and buf[pos] != 86 and buf[pos] != 9:
+            eol = buf.find(b"\n", pos, cut)
+            line = bytes(buf[pos:eol])
+            if line.strip(b"\r "):
+                self._close_open(base + pos)
+                self.sink.on_problem(self, base + pos, "bad line", _bad_line_message(buf, pos, eol))
+            pos = eol + 1
+
+    def _new_kind(self, kind_b: bytes) -> int:
+        code = len(self.kind_names)
+        self.kind_names.append(kind_b.decode("utf-8", "replace"))
+        self._kind_codes[kind_b] = code
+        return code
+
+    def _context_from_tail(self, key: bytes) -> int | None:
+        text = key.rstrip(b" ,}")
+        try:
+            fields = orjson.loads(b"{" + text + b"}") if text else {}
+        except orjson.JSONDecodeError:
+            return None
+        if not isinstance(fields, dict) or not fields.keys() <= CONTEXT_KEYS:
+            return None  # not a context tail (e.g. a `stack` field): parse the whole record
+        ctx = self._context(fields)
+        self._tail_cache[key] = ctx
+        return ctx
+
+    def _context(self, fields: dict) -> int:
+        rank = fields.get("rank")
+        if not isinstance(rank, int) or isinstance(rank, bool):
+            rank = None
+        if rank is not None and not self._rank_from_record:
+            self.rank = rank  # a record's own rank wins over the file name's
+            self._rank_from_record = True
+        cid = CompileId.from_fields(fields.get("compiled_autograd_id"), fields.get("frame_id"),
+                                    fields.get("frame_compile_id"), fields.get("attempt"))
+        return self.sink.context_code(self, rank if rank is not None else self.rank, cid)
+
+    def _intern(self, entry, offset: int) -> None:
+        if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+                and isinstance(entry[1], int)):
+            self.strings[entry[1]] = entry[0]
+        else:
+            self.sink.on_problem(self, offset, "bad string", "a string-table record of the wrong shape")
+
+    # ---- closing records -----------------------------------------------------------------
+
+    def _close_open(self, end: int) -> None:
+        """The open record ends at `end` (the next envelope or the end of the file)."""
+        rec = self._open
+        if rec is None:
+            return
+        self._open = None
+        decoded = None
+        if rec.md5 or rec.wants_payload:
+            decoded = self._decode(rec.payload_start, end)
+            if rec.md5:
+                if md5_hex(decoded.text) == rec.md5:
+                    self.md5_ok += 1
+                else:
+                    self.md5_bad += 1
+                    self.sink.on_problem(self, rec.offset, "md5 mismatch",
+                                         f"the {rec.kind} payload does not match its md5")
+        if rec.wants_payload:
+            self.sink.on_payload(self, rec.rec, rec.kind, rec.meta, rec.ctx,
+                                 decoded.text if decoded else None)
+
+    def _close_if_complete(self) -> None:
+        """In follow mode the last record closes early when its payload already matches its md5."""
+        rec = self._open
+        decoded = self._decode(rec.payload_start, self.scanned_to, report=False)
+        if md5_hex(decoded.text) == rec.md5:
+            self._close_open(self.scanned_to)
+
+    def _decode(self, start: int, end: int, report: bool = True) -> DecodedPayload:
+        decoded = decode_region(self.read_range(start, end))
+        if report:
+            for rel in decoded.bad_lines:
+                self.sink.on_problem(self, start + rel, "bad line", "a line inside a payload that is "
+                                     "neither payload (TAB) nor an envelope")
+        return decoded
+
+    # ---- lazy access ---------------------------------------------------------------------
+
+    def record_span(self, rec: int) -> tuple[int, int]:
+        """(envelope offset, end offset) of record `rec`."""
+        end = self.offsets[rec + 1] if rec + 1 < len(self.offsets) else self.scanned_to
+        return self.offsets[rec], end
+
+    def load_record(self, rec: int) -> tuple[dict | None, bytes, DecodedPayload]:
+        """Read one record from disk: (metadata, envelope line, payload)."""
+        start, end = self.record_span(rec)
+        raw = self.read_range(start, end)
+        eol = raw.find(b"\n")
+        line = raw if eol < 0 else raw[:eol]
+        j = line.find(b"] {")
+        try:
+            meta = orjson.loads(line[j + 2:]) if j >= 0 else None
+        except orjson.JSONDecodeError:
+            meta = None
+        decoded = decode_region(raw[eol + 1:] if eol >= 0 else b"")
+        return meta, line, decoded
+
+    def load_payload(self, rec: int) -> LoadedPayload:
+        """Read a record's payload from disk and verify its md5."""
+        meta, _line, decoded = self.load_record(rec)
+        problems = []
+        md5_ok = None
+        expected = meta.get("has_payload") if isinstance(meta, dict) else None
+        if isinstance(expected, str):
+            md5_ok = md5_hex(decoded.text) == expected
+            if not md5_ok:
+                problems.append("md5 mismatch: the payload differs from what torch wrote "
+                                "(edited, truncated or still being written)")
+        payload_start = self.offsets[rec] + len(_line) + 1
+        for rel in decoded.bad_lines[:1]:
+            problems.append(f"line {self.line_number(payload_start + rel)}: a line that is neither "
+                            f"payload nor a record ({len(decoded.bad_lines)} such line(s))")
+        if decoded.blank_lines:
+            problems.append(f"{len(decoded.blank_lines)} blank line(s) inside the payload were skipped")
+        return LoadedPayload(decoded.text.decode("utf-8", "replace"), md5_ok, problems)
+
+    def line_number(self, offset: int) -> int:
+        """1-based line number of a byte offset (counted on demand: the scan does not count lines)."""
+        return line_number_at(self._open_fd(), offset)
+
+    def frame_filename(self, index) -> str:
+        if isinstance(index, str):
+            return index
+        name = self.strings.get(index)
+        return name if name is not None else f"(unknown string {index})"
+
+
+def _bad_line_message(buf: bytearray, start: int, end: int) -> str:
+    line = bytes(buf[start:min(end, start + 60)])
+    if b"\x00" in line:
+        return "a line with NUL bytes (a torn or corrupted write)"
+    return f"not a trace record: {line.decode('utf-8', 'replace')!r}"
