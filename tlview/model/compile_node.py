@@ -24,6 +24,15 @@ class Artifact:
     rec: int  # record number in that source
     info: dict | None = None  # small metadata (e.g. the output code's file name)
 
+    @property
+    def label(self) -> str:
+        """The name to show: DDP split children, dumps and output code say which one they are."""
+        info = self.info or {}
+        extra = info.get("name") if self.kind != "artifact" else None
+        if extra is None and self.kind == "inductor_output_code":
+            extra = (info.get("filename") or "").rsplit("/", 1)[-1] or None
+        return f"{self.name} {extra}" if extra else self.name
+
     def load(self):
         """Read the payload from disk now (a LoadedPayload: text, md5 check, problems)."""
         return self.source.load_payload(self.rec)
@@ -49,9 +58,12 @@ class RecompileReason:
 
     @property
     def summary(self) -> str:
-        first = self.text.split("\n", 1)[0]
-        # drop the guard's source comment: "n == 2   # return (x * n) ..."
-        return first.split("  #", 1)[0].rstrip()
+        return reason_summary(self.text)
+
+
+def reason_summary(text: str) -> str:
+    """First line of a recompile reason without the guard's source comment (`n == 2  # return ...`)."""
+    return text.split("\n", 1)[0].split("  #", 1)[0].rstrip()
 
 
 @dataclass(slots=True)
@@ -96,7 +108,8 @@ class CompileNode:
     in_trace: bool = False  # seen in a trace file (else only in a text log)
     text_start: str | None = None  # "fn file:line" from "torchdynamo start compiling"
     text_restarts: list[str] = field(default_factory=list)
-    text_compiled: bool = False
+    text_compiled: bool = False  # a backend compiler was called
+    text_graph_compiled: bool = False  # dynamo finished a graph (maybe empty)
     compile: "Compile | None" = None
 
     @property
@@ -138,7 +151,7 @@ class CompileNode:
             if self.recompile_reasons:
                 return self.recompile_reasons
             reason = (self.metrics or {}).get("recompile_reason")
-            if isinstance(reason, str) and reason and self.cid.attempt == 0:
+            if isinstance(reason, str) and reason:
                 from tlview.model.handlers import parse_recompile_reasons
 
                 return parse_recompile_reasons(reason)
@@ -173,19 +186,24 @@ class Compile:
             return "missing"
         if metrics.get("fail_type"):
             return "error"
-        if metrics.get("graph_op_count") == 0:
+        if not metrics.get("graph_op_count"):  # null counts as 0, as in tlparse
             return "empty"
         if metrics.get("restart_reasons"):
             return "break"
         return "ok"
 
     def _status_from_text(self) -> str:
-        """Only TORCH_LOGS text: a restart means break; a compiled graph, ok."""
+        """Only TORCH_LOGS text: as tlparse's rule, from what the log lines say happened."""
+        final = self.attempts[-1]
+        if final.text_graph_compiled and not final.text_compiled:
+            return "empty"  # dynamo made a graph but called no backend: no ops
         if any(n.text_restarts for n in self.attempts):
             return "break"
         if any(n.text_compiled for n in self.attempts):
             return "ok"
-        return "missing"
+        if not any(n.text_graph_compiled or n.text_start for n in self.attempts):
+            return "missing"
+        return "empty"
 
     @property
     def has_graph_break(self) -> bool:

@@ -77,13 +77,7 @@ def on_metrics(index: "Index", node, source, rec: int, kind: str, meta: dict) ->
 
 
 def on_graph(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
-    info = _event(meta, kind)
-    name = kind
-    if kind == "optimize_ddp_split_child" and isinstance(info.get("name"), str):
-        name = f"{kind}_{info['name']}"
-    elif kind in ("graph_dump", "dump_file") and isinstance(info.get("name"), str):
-        name = info["name"]
-    _attach(index, node, Artifact(name, kind, source, rec, _small(info)))
+    _attach(index, node, Artifact(kind, kind, source, rec, _small(_event(meta, kind))))
 
 
 def on_artifact(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
@@ -312,8 +306,10 @@ def text_dynamo(index: "Index", node, record, lines: list[str]) -> None:
         node.text_start = first[len("torchdynamo start compiling "):].split(", stack")[0]
     elif first.startswith("Restarting analysis due to"):
         node.text_restarts.append(first)
-    elif first.startswith("Step 2: done compiler function"):
+    elif first.startswith("Step 2: calling compiler function"):
         node.text_compiled = True
+    elif first.startswith("COMPILING GRAPH due to"):
+        node.text_graph_compiled = True
     elif _LIMIT_HIT.search(first):
         node.errors.append("\n".join(lines))
 

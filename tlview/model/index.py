@@ -189,6 +189,8 @@ class Index:
         record = TextRecord(log, rec, channel, level, lines[0] if lines else "")
         if node is not None:
             node.text_records.append(record)
+            if level == "E":
+                node.errors.append("\n".join(lines))
         handler = H.TEXT_HANDLERS.get(channel)
         if handler is not None:
             handler(self, node, record, lines)
@@ -274,8 +276,9 @@ class Index:
                 reasons = node.metrics.get("restart_reasons")
                 if isinstance(reasons, list):
                     t.restarts += len(reasons)
-            elif not node.in_trace and node.errors:
-                t.errors += 1
+            elif not node.in_trace:
+                t.errors += bool(node.errors)
+                t.restarts += len(node.text_restarts)
         t.compiles_with_graph_break = sum(
             1 for key in compiles if self.compiles[key].has_graph_break)
         sources = self.sources if rank is ... else [s for s in self.sources if getattr(s, "rank", None) == rank]

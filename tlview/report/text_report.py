@@ -11,6 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from tlview.model.compile_node import reason_summary
 from tlview.textsafe import one_line, visible
 
 STATUS_STYLE = {
@@ -54,6 +55,9 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  rank {source['rank']}", style="dim")
         console.print(line)
 
+    if not summary["compiles"]:
+        console.print(Text("No compile ids" + (" match the filter" if summary.get("filter") else
+                                               " in these logs"), style="yellow"))
     by_rank: dict = {}
     for entry in summary["compiles"]:
         by_rank.setdefault(entry["rank"], []).append(entry)
@@ -67,9 +71,13 @@ def render_report(summary: dict, console: Console) -> None:
         table.add_column("why (recompile reason / failure / break)", overflow="fold")
         for e in entries:
             why = Text()
-            for reason in e["recompile_reasons"][:3]:
+            reasons = e["recompile_reasons"]
+            if reasons:
                 why.append("recompile: ", style="cyan")
-                why.append(one_line(reason, 120) + "\n")
+                why.append(one_line(reason_summary(reasons[0]), 120))
+                if len(reasons) > 1:
+                    why.append(f" (+{len(reasons) - 1} older cache entries failed too)", style="dim")
+                why.append("\n")
             if e["fail_type"]:
                 why.append(f"{e['fail_type']}: ", style="red")
                 why.append(one_line(e["fail_reason"] or "", 120) + "\n")
@@ -106,13 +114,13 @@ def render_report(summary: dict, console: Console) -> None:
 
     if summary["problems"]:
         body = Text()
-        for p in summary["problems"][:50]:
+        for p in sorted(summary["problems"], key=lambda p: (p["file"], p["line"]))[:50]:
             body.append(f"{visible(p['file'])}:{p['line']}: ", style="bold")
             body.append(f"{p['kind']}: ", style="red")
             body.append(visible(p["message"]) + "\n")
         if len(summary["problems"]) > 50:
             body.append(f"... and {len(summary['problems']) - 50} more\n")
-        console.print(Panel(body.rstrip(), title="problems in the input", border_style="red",
+        console.print(Panel(_rstripped(body), title="problems in the input", border_style="red",
                             title_align="left"))
     for note in summary["notes"]:
         console.print(Text(f"note: {visible(note)}", style="dim"))

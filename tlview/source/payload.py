@@ -25,6 +25,8 @@ def decode_region(region: bytes) -> DecodedPayload:
     if not region:
         return DecodedPayload(b"", [], [])
     body = region if region.endswith(b"\n") else region + b"\n"
+    if b"\r\n" in body:
+        body = body.replace(b"\r\n", b"\n")  # a file that went through Windows line endings
     # Fast path: every line starts with TAB (true of every real file we have seen).
     if body[0] == 9 and body.count(b"\n\t") == body.count(b"\n") - 1:
         return DecodedPayload(body[1:-1].replace(b"\n\t", b"\n"), [], [])

@@ -248,7 +248,7 @@ class TraceFile:
                         code = self._new_kind(kind.encode())
                 ctx = self._context(meta)
                 hp = meta.get("has_payload")
-                md5 = hp if isinstance(hp, str) and self.verify_md5 else None
+                md5 = hp if isinstance(hp, str) else None
             offsets_append(base + p)
             kinds_append(code)
             contexts_append(ctx)
@@ -257,6 +257,8 @@ class TraceFile:
                 if kind == "str":
                     self._intern(meta.get("str"), base + p)
                 wants = self.sink.on_record(self, rec, kind, meta, ctx)
+                if not (wants or self.verify_md5):
+                    md5 = None  # checked when a pane loads it
             if wants or md5:
                 self._open = _OpenRecord(rec, base + p, base + eol + 1, kind,
                                          meta if wants else None, ctx, md5, wants)
@@ -283,7 +285,7 @@ class TraceFile:
         return code
 
     def _context_from_tail(self, key: bytes) -> int | None:
-        text = key.rstrip(b" ,}")
+        text = key.rstrip(b" ,}\r")
         try:
             fields = orjson.loads(b"{" + text + b"}") if text else {}
         except orjson.JSONDecodeError:
@@ -344,6 +346,10 @@ class TraceFile:
     def _decode(self, start: int, end: int, report: bool = True) -> DecodedPayload:
         decoded = decode_region(self.read_range(start, end))
         if report:
+            if decoded.blank_lines:
+                self.sink.on_problem(self, start + decoded.blank_lines[0], "blank line",
+                                     f"{len(decoded.blank_lines)} blank line(s) inside a payload "
+                                     "(skipped, as tlparse does)")
             for rel in decoded.bad_lines:
                 self.sink.on_problem(self, start + rel, "bad line", "a line inside a payload that is "
                                      "neither payload (TAB) nor an envelope")
