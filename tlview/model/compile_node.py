@@ -47,8 +47,11 @@ class GraphBreak:
     hints: list[str] = field(default_factory=list)
     user_stack: list[str] = field(default_factory=list)
     url: str | None = None
-    text: str = ""  # the whole message, for the detail pane
-    from_text_log: bool = False
+    source: Any = None  # where the whole message is (read from disk when shown)
+    rec: int = -1
+
+    def load(self):
+        return self.source.load_payload(self.rec)
 
 
 @dataclass(slots=True)

@@ -44,9 +44,16 @@ DYNAMIC_KINDS = frozenset({"create_symbol", "create_unbacked_symbol",
 METRICS_KINDS = frozenset({"compilation_metrics", "bwd_compilation_metrics",
                            "aot_autograd_backward_compilation_metrics",
                            "compilation_metrics_runtime", "bwd_compilation_metrics_runtime"})
-# Large metrics fields left on disk (the whole record loads on demand).
-_METRICS_DROP = frozenset({"dynamo_config", "inductor_config", "graph_node_shapes",
-                           "exception_stack_trace", "stack_trace"})
+# The metrics fields the index keeps in memory (status, tree badges, report, timeline); the whole
+# record (about 100 fields, 40 KB with the configs) is read from disk when a pane shows it.
+METRICS_KEPT = (
+    "co_name", "co_filename", "co_firstlineno", "compile_id", "cache_size", "guard_count",
+    "shape_env_guard_count", "graph_op_count", "graph_node_count", "entire_frame_compile_time_s",
+    "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s",
+    "dynamo_time_before_restart_s", "fail_type", "fail_reason", "fail_user_frame_filename",
+    "fail_user_frame_lineno", "restart_reasons", "recompile_reason", "num_graph_breaks",
+    "start_time", "elapsed_time",
+)
 
 Handler = Callable[["Index", "CompileNode | None", object, int, str, dict], None]
 PayloadHandler = Callable[["Index", "CompileNode | None", object, int, str, dict, str], None]
@@ -55,6 +62,12 @@ PayloadHandler = Callable[["Index", "CompileNode | None", object, int, str, dict
 def _event(meta: dict, kind: str) -> dict:
     value = meta.get(kind)
     return value if isinstance(value, dict) else {}
+
+
+# Returned by a handler that needs the record's payload (a PAYLOAD_HANDLERS entry) when complete.
+WANTS_PAYLOAD = object()
+# One string object per artifact name: thousands of artifacts share a few dozen names.
+_NAMES: dict[str, str] = {}
 
 
 def on_dynamo_start(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
@@ -67,25 +80,33 @@ def on_dynamo_start(index: "Index", node, source, rec: int, kind: str, meta: dic
 
 
 def on_metrics(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
-    summary = {k: v for k, v in _event(meta, kind).items() if k not in _METRICS_DROP}
+    event = _event(meta, kind)
+    summary = {k: event[k] for k in METRICS_KEPT if event.get(k) is not None}
     if node is not None:
         if kind == "compilation_metrics":
             node.metrics = summary
         elif kind in ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics"):
             node.bwd_metrics = summary
         node.artifacts.append(Artifact(kind, kind, source, rec))
+        if summary.get("restart_reasons") == []:
+            del summary["restart_reasons"]
 
 
 def on_graph(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
-    _attach(index, node, Artifact(kind, kind, source, rec, _small(_event(meta, kind))))
+    info = _event(meta, kind)
+    _attach(index, node, Artifact(kind, kind, source, rec, _small(info) if info else None))
 
 
-def on_artifact(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
+def on_artifact(index: "Index", node, source, rec: int, kind: str, meta: dict):
     info = _event(meta, "artifact")
-    name = info.get("name") if isinstance(info.get("name"), str) else "artifact"
-    _attach(index, node, Artifact(name, "artifact", source, rec, _small(info)))
+    name = info.get("name")
+    name = _NAMES.setdefault(name, name) if isinstance(name, str) else "artifact"
+    _attach(index, node, Artifact(name, "artifact", source, rec))
     if name.endswith(("_cache_hit", "_cache_miss", "_cache_bypass")):
         index.count_cache_event(name)
+    if "artifact:" + name in PAYLOAD_HANDLERS:
+        return WANTS_PAYLOAD
+    return None
 
 
 def on_dynamic(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
@@ -139,7 +160,7 @@ def on_recompile_reasons(index: "Index", node, source, rec: int, kind: str, meta
 
 def on_graph_break_reason(index: "Index", node, source, rec: int, kind: str, meta: dict, text: str) -> None:
     if node is not None:
-        node.graph_breaks.append(parse_graph_break(text))
+        node.graph_breaks.append(parse_graph_break(text, source, rec))
 
 
 def on_dynamo_error(index: "Index", node, source, rec: int, kind: str, meta: dict, text: str) -> None:
@@ -208,7 +229,7 @@ def reason_with_id(text: str) -> RecompileReason:
 _GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")
 
 
-def parse_graph_break(text: str, from_text_log: bool = False) -> GraphBreak:
+def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
     """A `dynamo_graph_break_reason` message: location, reason, explanation, hints, user stack."""
     lines = text.split("\n")
     location = None
@@ -250,8 +271,7 @@ def parse_graph_break(text: str, from_text_log: bool = False) -> GraphBreak:
         i += 1
     if not reason:
         reason = next((ln.strip() for ln in lines[1:] if ln.strip()), lines[0].strip())
-    return GraphBreak(location, reason, detail, explanation, hints, user_stack, url, text,
-                      from_text_log)
+    return GraphBreak(location, reason, detail, explanation, hints, user_stack, url, source, rec)
 
 
 # ---- TORCH_LOGS text records, by channel ----------------------------------------------------
@@ -275,7 +295,7 @@ def text_recompiles(index: "Index", node, record, lines: list[str]) -> None:
 
 def text_graph_breaks(index: "Index", node, record, lines: list[str]) -> None:
     if node is not None and any("Graph break" in ln for ln in lines[:2]):
-        node.text_graph_breaks.append(parse_graph_break("\n".join(lines), from_text_log=True))
+        node.text_graph_breaks.append(parse_graph_break("\n".join(lines), record.source, record.rec))
 
 
 def text_perf_hints(index: "Index", node, record, lines: list[str]) -> None:

@@ -174,8 +174,7 @@ class Index:
             if kind in H.SILENT_KINDS:
                 return False
             handler = H.on_generic
-        handler(self, node, source, rec, kind, meta)
-        return H.payload_handler_key(kind, meta) in H.PAYLOAD_HANDLERS
+        return handler(self, node, source, rec, kind, meta) is H.WANTS_PAYLOAD
 
     def on_payload(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int,
                    payload: bytes | None) -> None:
@@ -264,7 +263,7 @@ class Index:
         t = Totals()
         nodes = [n for n in self.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
         t.compile_ids = len(nodes)
-        t.frames = len({(n.rank, n.cid.frame_key) for n in nodes})
+        t.frames = len({(n.rank, n.cid.frame) for n in nodes if n.cid.frame is not None})
         compiles = {(n.rank, n.cid.compile_key) for n in nodes}
         t.compiles = len(compiles)
         t.recompiles = sum(1 for _, key in compiles if key.is_recompile)

@@ -1,0 +1,64 @@
+"""Build a large TORCH_TRACE file from the real ones in fixtures/corpus, for benchmarks.
+
+Each copy of the corpus traces gets its frame ids renumbered in the envelope lines (so the big file
+has thousands of distinct compile ids, as a long job would); payloads are copied unchanged, so every
+`has_payload` md5 stays valid.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fixtures" / "corpus"
+SOURCES = ["graph_breaks", "recompiles", "dynamic_shapes", "model"]  # one process each, no ranks
+BENCH_DIR = Path(os.environ.get("TLVIEW_BENCH_DIR", "/tmp/tlview-bench"))
+
+_FRAME = re.compile(rb'(?m)^(V[^\n]*?"frame_id": )(\d+)')
+
+
+def _source_traces() -> list[tuple[bytes, int]]:
+    out = []
+    for name in SOURCES:
+        data = next((CORPUS / name / "trace").glob("*.log")).read_bytes()
+        frames = max(int(m.group(2)) for m in _FRAME.finditer(data)) + 1
+        out.append((data, frames))
+    return out
+
+
+def build_trace(target_bytes: int, name: str | None = None) -> Path:
+    """A trace of at least `target_bytes`, cached under BENCH_DIR (rebuilt if missing)."""
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    path = BENCH_DIR / (name or f"dedicated_log_torch_trace_{target_bytes >> 20}mb.log")
+    if path.exists() and path.stat().st_size >= target_bytes:
+        return path
+    sources = _source_traces()
+    tmp = path.with_suffix(".tmp")
+    written = 0
+    frame_base = 0
+    with open(tmp, "wb") as out:
+        while written < target_bytes:
+            for data, frames in sources:
+                base = frame_base
+                chunk = _FRAME.sub(lambda m: m.group(1) + str(int(m.group(2)) + base).encode(), data)
+                out.write(chunk)
+                written += len(chunk)
+                frame_base += frames
+                if written >= target_bytes:
+                    break
+    os.replace(tmp, path)
+    return path
+
+
+def prefix_at_record(source: Path, target_bytes: int, name: str) -> Path:
+    """The first `target_bytes` of a trace, cut at an envelope line."""
+    path = BENCH_DIR / name
+    if path.exists():
+        return path
+    with open(source, "rb") as f:
+        data = f.read(target_bytes + (1 << 20))
+    cut = data.find(b"\nV", target_bytes) + 1
+    path.write_bytes(data[:cut])
+    return path

@@ -1,0 +1,142 @@
+"""The frame tree as the UI shows it: ranks > frames > compiles > attempts, filtered.
+
+Built from the index without Textual, so the tree's content is tested headless and the widget
+only renders it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from tlview.model.compile_node import Compile, CompileNode
+from tlview.model.filters import Filter
+from tlview.model.index import Index
+
+STATUS_SYMBOL = {"ok": "✓", "break": "◐", "error": "✗", "empty": "○", "missing": "?"}
+
+
+@dataclass(eq=False)
+class TreeEntry:
+    key: tuple  # stable across rebuilds: ("rank", r), ("frame", r, fk), ("cid", r, cid)
+    kind: str  # rank, frame, compile, attempt
+    label: str
+    status: str | None = None
+    node: CompileNode | None = None
+    compile: Compile | None = None
+    rank: int | None = None
+    children: list["TreeEntry"] = field(default_factory=list)
+    compile_ids: int = 0  # compile ids at or below this entry (shown)
+
+
+@dataclass
+class TreeModel:
+    roots: list[TreeEntry]
+    shown: int  # compile ids shown
+    hidden: int  # compile ids hidden by the filter
+    multi_rank: bool
+
+    def walk(self):
+        stack = list(reversed(self.roots))
+        while stack:
+            entry = stack.pop()
+            yield entry
+            stack.extend(reversed(entry.children))
+
+    def compile_entries(self) -> list[TreeEntry]:
+        return [e for e in self.walk() if e.node is not None]
+
+
+def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
+    flt = flt or Filter()
+    with index.lock:
+        frames = [(key, list(compiles)) for key, compiles in index.frames.items()]
+        total = sum(len(c.attempts) for _, cs in frames for c in cs)
+        ranks = sorted({rank for (rank, _), _ in frames}, key=lambda r: -1 if r is None else r)
+        multi_rank = len(ranks) > 1
+        rank_entries: dict = {}
+        roots: list[TreeEntry] = []
+        shown = 0
+        for (rank, frame_key), compiles in frames:
+            if flt.rank is not None and rank != flt.rank:
+                continue
+            compile_entries = []
+            for compile_ in compiles:
+                attempts = list(compile_.attempts)
+                if flt.active and not any(flt.matches(index, n) for n in attempts):
+                    continue
+                compile_entries.append(_compile_entry(rank, compile_, attempts))
+            if not compile_entries:
+                continue
+            count = sum(1 + len(e.children) for e in compile_entries)
+            shown += count
+            first = compile_entries[0].node
+            frame = TreeEntry(("frame", rank, frame_key), "frame", frame_label(first, frame_key),
+                              rank=rank, children=compile_entries, compile_ids=count)
+            frame.status = worst_status(e.status for e in compile_entries)
+            if multi_rank:
+                parent = rank_entries.get(rank)
+                if parent is None:
+                    parent = rank_entries[rank] = TreeEntry(("rank", rank), "rank", f"rank {rank}",
+                                                            rank=rank)
+                    roots.append(parent)
+                parent.children.append(frame)
+                parent.compile_ids += count
+            else:
+                roots.append(frame)
+        for entry in rank_entries.values():
+            entry.status = worst_status(c.status for c in entry.children)
+            entry.label = f"rank {entry.rank}  ({entry.compile_ids} compile ids)"
+    return TreeModel(roots, shown, total - shown, multi_rank)
+
+
+def _compile_entry(rank, compile_: Compile, attempts: list[CompileNode]) -> TreeEntry:
+    status = compile_.status
+    head = attempts[0]
+    entry = TreeEntry(("cid", rank, head.cid), "compile", compile_label(head, status), status,
+                      head, compile_, rank)
+    for node in attempts[1:]:
+        entry.children.append(TreeEntry(("cid", rank, node.cid), "attempt",
+                                        compile_label(node, status, attempt=True), status, node,
+                                        compile_, rank))
+    return entry
+
+
+def frame_label(node: CompileNode, frame_key) -> str:
+    autograd, frame = frame_key
+    function = node.function() or "?"
+    location = node.location()
+    where = location.rsplit("/", 1)[-1] if location else ""
+    prefix = f"!{autograd} " if autograd is not None else ""
+    if frame is None and autograd is not None:
+        return f"compiled autograd !{autograd}"
+    return f"{prefix}{function}  {where}".rstrip()
+
+
+def compile_label(node: CompileNode, status: str, attempt: bool = False) -> str:
+    """`✗ [3/4] error  ↻4 ✂1 G13` — symbol and word, so it reads without colour."""
+    parts = [f"{STATUS_SYMBOL.get(status, '?')} [{node.id}]"]
+    if not attempt:
+        parts.append(status)
+    breaks = len(node.effective_graph_breaks())
+    reasons = node.effective_recompile_reasons()
+    if reasons and node.cid.attempt == 0:
+        parts.append(f"↻{len(reasons)}")
+    if breaks:
+        parts.append(f"✂{breaks}")
+    guards = (node.metrics or {}).get("guard_count")
+    if guards:
+        parts.append(f"G{guards}")
+    if node.problems:
+        parts.append(f"⚠{len(node.problems)}")
+    return "  ".join(parts)
+
+
+_SEVERITY = {"error": 4, "break": 3, "missing": 2, "empty": 1, "ok": 0}
+
+
+def worst_status(statuses) -> str | None:
+    worst = None
+    for status in statuses:
+        if status is not None and (worst is None or _SEVERITY.get(status, 0) > _SEVERITY.get(worst, 0)):
+            worst = status
+    return worst
