@@ -119,6 +119,19 @@ class CompileNode:
     def id(self) -> str:
         return str(self.cid)
 
+    def merge_from(self, later: "CompileNode") -> None:
+        """Fold in what a later part of the same file said of this compile id."""
+        if self.stack is None:
+            self.stack, self.stack_source = later.stack, later.stack_source
+        self.artifacts += later.artifacts
+        self.metrics = later.metrics or self.metrics
+        self.bwd_metrics = later.bwd_metrics or self.bwd_metrics
+        self.graph_breaks += later.graph_breaks
+        self.recompile_reasons = later.recompile_reasons or self.recompile_reasons
+        self.dynamic += later.dynamic
+        self.errors += later.errors
+        self.in_trace = self.in_trace or later.in_trace
+
     def artifact_names(self) -> list[str]:
         names: list[str] = []
         for art in self.artifacts:

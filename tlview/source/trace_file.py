@@ -94,6 +94,7 @@ class TraceFile:
     _tail_cache: dict[bytes, int] = field(default_factory=dict)
     _fast_cache: dict[bytes, tuple[int, int]] = field(default_factory=dict)
     _context_cache: dict[tuple, int] = field(default_factory=dict)
+    _event_cache: dict[bytes, dict] = field(default_factory=dict)
     _open: _OpenRecord | None = None
     _skipping_long_line: bool = False
     _rank_from_record: bool = False
@@ -161,6 +162,25 @@ class TraceFile:
                 self.scanned_to = size
                 self.size = size
         self._close_open(self.scanned_to)
+
+    # ---- handing a half-indexed file between processes (model/parallel.py) ------------------
+
+    def close_open_at(self, offset: int) -> None:
+        self._close_open(offset)
+
+    def detach_open(self) -> "_OpenRecord | None":
+        record, self._open = self._open, None
+        return record
+
+    def attach_open(self, record: "_OpenRecord | None", base_rec: int, context_map: list[int]) -> None:
+        if record is not None:
+            record.rec += base_rec
+            record.ctx = context_map[record.ctx]
+        self._open = record
+
+    def kind_code(self, name: str) -> int:
+        code = self._kind_codes.get(name.encode())
+        return self._new_kind(name.encode()) if code is None else code
 
     # ---- the scan loop -------------------------------------------------------------------
 
@@ -250,38 +270,50 @@ class TraceFile:
         kind = self.kind_names[code]
         rec = len(self.offsets)
         meta = None
-        ctx = None
         md5 = None
-        if kind in HOT_KINDS:
-            # The context sits after the event's value: `}, "frame_id": 0, ..., "has_payload": "…"}`.
-            t = data.rfind(b'}, "', k1, eol)
-            if t >= 0:
-                key = data[t + 3:h if h >= 0 else eol]
-                ctx = self._tail_cache.get(key)
+        # The context sits after the event's value: `}, "frame_id": 0, ..., "has_payload": "…"}`;
+        # a tail that repeats gives the context with no JSON parsing.
+        end = h if h >= 0 else eol
+        t = data.rfind(b'}, "', k1, end)
+        ctx = None
+        if t >= 0:
+            tail = data[t + 3:end]
+            ctx = self._tail_cache.get(tail)
+            if ctx is None:
+                ctx = self._context_from_tail(tail)
+        if ctx is not None and kind in HOT_KINDS:
+            if h == eol - 50 and data[k1:k1 + 5] == b'": {}':
+                self._fast_cache[data[p + 22:h]] = (code, ctx)
+            if h >= 0 and self.verify_md5:
+                md5 = data[h + 16:h + 48].decode("ascii", "replace")
+        else:
+            if ctx is not None and kind == "artifact":
+                # artifact names repeat: `{"artifact": {"name": "x", "encoding": "string"}` is parsed once
+                event = data[j + 2:t + 1]
+                meta = self._event_cache.get(event)
+                if meta is None:
+                    meta = _loads_object(event + b"}")
+                    if meta is not None and len(self._event_cache) < 4096:
+                        self._event_cache[event] = meta
+            if meta is None:
+                try:
+                    meta = orjson.loads(data[j + 2:eol])
+                except orjson.JSONDecodeError as exc:
+                    self.sink.on_problem(self, base + p, "bad json",
+                                         f"metadata is not valid JSON ({exc.msg})")
+                    return
+                if not isinstance(meta, dict) or not meta:
+                    self.sink.on_problem(self, base + p, "bad json", "metadata is not a JSON object")
+                    return
+                kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
+                if kind.encode() != kind_b:
+                    code = self._kind_codes.get(kind.encode())
+                    if code is None:
+                        code = self._new_kind(kind.encode())
                 if ctx is None:
-                    ctx = self._context_from_tail(key)
-                if ctx is not None and h == eol - 50 and data[k1:k1 + 5] == b'": {}':
-                    self._fast_cache[data[p + 22:h]] = (code, ctx)
-                if h >= 0 and self.verify_md5:
-                    md5 = data[h + 16:h + 48].decode("ascii", "replace")
-        if ctx is None:
-            try:
-                meta = orjson.loads(data[j + 2:eol])
-            except orjson.JSONDecodeError as exc:
-                self.sink.on_problem(self, base + p, "bad json",
-                                     f"metadata is not valid JSON ({exc.msg})")
-                return
-            if not isinstance(meta, dict) or not meta:
-                self.sink.on_problem(self, base + p, "bad json", "metadata is not a JSON object")
-                return
-            kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
-            if kind.encode() != kind_b:
-                code = self._kind_codes.get(kind.encode())
-                if code is None:
-                    code = self._new_kind(kind.encode())
-            ctx = self._context(meta)
-            hp = meta.get("has_payload")
-            md5 = hp if isinstance(hp, str) else None
+                    ctx = self._context(meta)
+            if h >= 0:
+                md5 = data[h + 16:h + 48].decode("ascii", "replace")
         self.offsets.append(base + p)
         self.kinds.append(code)
         self.contexts.append(ctx)
@@ -446,6 +478,14 @@ class TraceFile:
             return index
         name = self.strings.get(index)
         return name if name is not None else f"(unknown string {index})"
+
+
+def _loads_object(data: bytes) -> dict | None:
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return None
+    return value if isinstance(value, dict) and value else None
 
 
 def _bad_line_message(buf: bytes, start: int, end: int) -> str:
