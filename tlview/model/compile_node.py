@@ -71,9 +71,28 @@ def reason_summary(text: str) -> str:
 
 @dataclass(slots=True)
 class DynamicEvent:
+    """A dynamic-shape event: from the trace (fields read from disk when asked) or a text line."""
+
     kind: str  # create_symbol, symbolic_shape_specialization, guard_added_fast, ...
-    summary: str
-    user_stack: list | None = None
+    text: str | None  # the summary, known up front for text logs
+    source: Any = None
+    rec: int = -1
+
+    @property
+    def summary(self) -> str:
+        if self.text is None:
+            from tlview.model.handlers import dynamic_summary
+
+            self.text = dynamic_summary(self.kind, self.fields())
+        return self.text
+
+    def fields(self) -> dict:
+        """The event's metadata (symbol, sources, expr, user_stack, ...)."""
+        if self.source is None or not hasattr(self.source, "load_record"):
+            return {}
+        meta, _line, _payload = self.source.load_record(self.rec)
+        value = (meta or {}).get(self.kind)
+        return value if isinstance(value, dict) else {}
 
 
 @dataclass(slots=True)

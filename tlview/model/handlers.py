@@ -109,14 +109,18 @@ def on_artifact(index: "Index", node, source, rec: int, kind: str, meta: dict):
     return None
 
 
-def on_dynamic(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:
-    info = _event(meta, kind)
+def on_dynamic(index: "Index", node, source, rec: int, kind: str) -> None:
+    """Lazy: the event's fields (and its user stack) are read from disk when shown."""
     if node is None:
         index.add_unattached(kind, source, rec)
         return
-    node.dynamic.append(DynamicEvent(kind, dynamic_summary(kind, info), info.get("user_stack")))
+    node.dynamic.append(DynamicEvent(kind, None, source=source, rec=rec))
     if kind in ("guard_added", "propagate_real_tensors_provenance"):
         node.artifacts.append(Artifact(kind, kind, source, rec))
+
+
+def on_lazy_graph(index: "Index", node, source, rec: int, kind: str) -> None:
+    _attach(index, node, Artifact(kind, kind, source, rec))
 
 
 def dynamic_summary(kind: str, info: dict) -> str:
@@ -183,8 +187,19 @@ HANDLERS: dict[str, Handler] = {
     "link": on_graph,
     **{kind: on_metrics for kind in METRICS_KINDS},
     **{kind: on_graph for kind in GRAPH_KINDS | GUARD_KINDS},
-    **{kind: on_dynamic for kind in DYNAMIC_KINDS},
 }
+
+# Kinds whose metadata is not parsed while indexing: only their place and compile id are kept
+# (their fields, e.g. a graph's node sizes or a guard's stack, are read when a pane shows them).
+LAZY_HANDLERS: dict[str, Callable] = {
+    **{kind: on_dynamic for kind in DYNAMIC_KINDS},
+    **{kind: on_lazy_graph for kind in ("dynamo_output_graph", "aot_forward_graph",
+                                        "aot_backward_graph", "aot_inference_graph",
+                                        "aot_joint_graph", "inductor_pre_grad_graph",
+                                        "inductor_post_grad_graph", "compiled_autograd_graph",
+                                        "dynamo_cpp_guards_str", "dynamo_guards")},
+}
+LAZY_KINDS = frozenset(SILENT_KINDS - {"str"}) | frozenset(LAZY_HANDLERS)
 
 # Keyed by record kind, or `artifact:<name>` for artifacts.
 PAYLOAD_HANDLERS: dict[str, PayloadHandler] = {

@@ -201,10 +201,22 @@ class Index:
             self._context_nodes.append(self._node(rank, cid, in_trace=True) if cid else None)
         return code
 
+    lazy_kinds = H.LAZY_KINDS
+    silent_kinds = H.SILENT_KINDS
+
+    def on_lazy_record(self, source: TraceFile, rec: int, kind: str, ctx: int) -> None:
+        handler = H.LAZY_HANDLERS.get(kind)
+        if handler is not None:
+            handler(self, self._context_nodes[ctx], source, rec, kind)
+
     def on_record(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int) -> bool:
         node = self._context_nodes[ctx]
         handler = H.HANDLERS.get(kind)
         if handler is None:
+            lazy = H.LAZY_HANDLERS.get(kind)
+            if lazy is not None:  # its context could not be read from the tail: parsed after all
+                lazy(self, node, source, rec, kind)
+                return False
             if kind in H.SILENT_KINDS:
                 return False
             handler = H.on_generic

@@ -50,6 +50,10 @@ def index_split(index, source: TraceFile) -> bool:
             with os.fdopen(write_fd, "wb") as out:
                 pickle.dump(state, out, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
+        except BaseException:  # noqa: BLE001 - reported, and the parent indexes the rest itself
+            import traceback
+
+            traceback.print_exc()
         finally:
             os._exit(status)
     gc.unfreeze()
@@ -58,10 +62,14 @@ def index_split(index, source: TraceFile) -> bool:
         source.feed(limit=split)
         source.close_open_at(split)
         with os.fdopen(read_fd, "rb") as inp:
-            state = pickle.load(inp)
+            try:
+                state = pickle.load(inp)
+            except (EOFError, pickle.UnpicklingError):
+                state = None
     finally:
         _, status = os.waitpid(pid, 0)
-    if status != 0:
+    if status != 0 or state is None:
+        # The first half is indexed; the caller's next refresh() reads the rest in this process.
         raise OSError("the indexing child process failed")
     _merge(index, source, state)
     return True
@@ -80,7 +88,7 @@ def _index_second_half(parent_index, source: TraceFile, split: int) -> dict:
     for node in index.nodes.values():
         node.compile = None
         node.stack_source = None
-        for item in node.artifacts + node.graph_breaks:
+        for item in node.artifacts + node.graph_breaks + node.dynamic:
             item.source = None
     problems = [(p.offset, p.kind, p.message) for p in index.problems]
     for item in index.unattached:
@@ -137,6 +145,6 @@ def _merge(index, source: TraceFile, state: dict) -> None:
 def _rebase(node: CompileNode, source: TraceFile, base_rec: int) -> None:
     if node.stack is not None:
         node.stack_source = source
-    for item in node.artifacts + node.graph_breaks:
+    for item in node.artifacts + node.graph_breaks + node.dynamic:
         item.source = source
         item.rec += base_rec

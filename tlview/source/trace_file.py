@@ -35,8 +35,8 @@ from tlview.source.payload import (
 
 BLOCK_SIZE = 1 << 20  # measured: 1 MiB blocks scan 20% faster than 8 MiB (CPU cache)
 
-# Records whose metadata the index never needs while scanning: counted, offset kept, not parsed.
-HOT_KINDS = frozenset({"chromium_event", "describe_tensor", "describe_storage", "describe_source"})
+# Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
+_CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_config": "')
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload",
      "subgraph_name", "severity", "timestamp", "pathname", "thread"}
@@ -49,8 +49,13 @@ class RecordSink(Protocol):
 
     def context_code(self, trace: "TraceFile", rank: int | None, cid: CompileId | None) -> int: ...
 
+    lazy_kinds: frozenset  # kinds whose metadata is not parsed while scanning (on_lazy_record)
+    silent_kinds: frozenset  # lazy kinds the sink need not hear of at all (counted only)
+
     def on_record(self, trace: "TraceFile", rec: int, kind: str, meta: dict, ctx: int) -> bool:
         """A parsed record; return True to be called again with its payload when it is complete."""
+
+    def on_lazy_record(self, trace: "TraceFile", rec: int, kind: str, ctx: int) -> None: ...
 
     def on_payload(self, trace: "TraceFile", rec: int, kind: str, meta: dict, ctx: int,
                    payload: bytes | None) -> None: ...
@@ -274,18 +279,25 @@ class TraceFile:
         # The context sits after the event's value: `}, "frame_id": 0, ..., "has_payload": "…"}`;
         # a tail that repeats gives the context with no JSON parsing.
         end = h if h >= 0 else eol
-        t = data.rfind(b'}, "', k1, end)
+        t = data.rfind(b'}, "', k1, end + 1)  # `+ 1`: an empty tail, `{}, "has_payload"`
         ctx = None
         if t >= 0:
             tail = data[t + 3:end]
             ctx = self._tail_cache.get(tail)
             if ctx is None:
                 ctx = self._context_from_tail(tail)
-        if ctx is not None and kind in HOT_KINDS:
-            if h == eol - 50 and data[k1:k1 + 5] == b'": {}':
-                self._fast_cache[data[p + 22:h]] = (code, ctx)
+        if ctx is not None and kind in self.sink.lazy_kinds:
+            if h == eol - 50 and kind in self.sink.silent_kinds and data[k1:k1 + 5] == b'": {}':
+                self._fast_cache[data[p + 22:h]] = (code, ctx)  # the fast path never calls the sink
             if h >= 0 and self.verify_md5:
                 md5 = data[h + 16:h + 48].decode("ascii", "replace")
+            self.offsets.append(base + p)
+            self.kinds.append(code)
+            self.contexts.append(ctx)
+            self.sink.on_lazy_record(self, rec, kind, ctx)
+            if md5:
+                self._open = _OpenRecord(rec, base + p, base + eol + 1, kind, None, ctx, md5, False)
+            return
         else:
             if ctx is not None and kind == "artifact":
                 # artifact names repeat: `{"artifact": {"name": "x", "encoding": "string"}` is parsed once
@@ -297,7 +309,8 @@ class TraceFile:
                         self._event_cache[event] = meta
             if meta is None:
                 try:
-                    meta = orjson.loads(data[j + 2:eol])
+                    meta = orjson.loads(_without_configs(data, j + 2, eol)
+                                        if kind_b.endswith(b"compilation_metrics") else data[j + 2:eol])
                 except orjson.JSONDecodeError as exc:
                     self.sink.on_problem(self, base + p, "bad json",
                                          f"metadata is not valid JSON ({exc.msg})")
@@ -478,6 +491,30 @@ class TraceFile:
             return index
         name = self.strings.get(index)
         return name if name is not None else f"(unknown string {index})"
+
+
+def _without_configs(data: bytes, start: int, end: int) -> bytes:
+    """The metrics JSON without its config strings (kept on disk; the pane reads the record).
+
+    Inside those escaped JSON strings every quote is `\\"`, so the first `", "` after the field's
+    start is its end."""
+    cuts = []
+    for name in _CONFIG_FIELDS:
+        at = data.find(name, start, end)
+        stop = data.find(b'", "', at + len(name), end) if at >= 0 else -1
+        if stop >= 0:
+            cuts.append((at, stop + 3))
+    if not cuts:
+        return data[start:end]
+    parts = []
+    pos = start
+    for at, stop in sorted(cuts):
+        if at < pos:
+            return data[start:end]  # overlapping: not the layout we know, parse it all
+        parts.append(data[pos:at])
+        pos = stop
+    parts.append(data[pos:end])
+    return b"".join(parts)
 
 
 def _loads_object(data: bytes) -> dict | None:
