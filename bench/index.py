@@ -88,7 +88,7 @@ def bench_file(big: Path, runs: int) -> None:
 
 
 def bench_tlparse(source: Path, megabytes: int, runs: int) -> None:
-    small = prefix_at_record(source, megabytes << 20, f"prefix_{megabytes}mb.log")
+    small = prefix_at_record(source, megabytes << 20, f"prefix_{megabytes}mb_of_{source.stem}.log")
     small_runs = [tlview_run(small) for _ in range(runs)]
     small_best = min(r["index_s"] for r in small_runs)
     small_process = min(r["process_s"] for r in small_runs)

@@ -113,8 +113,9 @@ class CompileNode:
     rank: int | None
     cid: CompileId
     seq: int  # order of first appearance in the index
-    stack: list | None = None  # dynamo_start frames, filename as string-table ids
+    stack: list | None = None  # the compiled frame (last of dynamo_start's stack), filename interned
     stack_source: "TraceFile | None" = None
+    start_rec: int = -1  # the dynamo_start record, for the whole stack
     artifacts: list[Artifact] = field(default_factory=list)
     metrics: dict | None = None
     bwd_metrics: dict | None = None
@@ -138,10 +139,20 @@ class CompileNode:
     def id(self) -> str:
         return str(self.cid)
 
+    def full_stack(self) -> list[str]:
+        """The user stack that led to this compile (`file:line in function`), read from disk."""
+        if self.stack_source is None or self.start_rec < 0:
+            return []
+        meta, _line, _payload = self.stack_source.load_record(self.start_rec)
+        frames = ((meta or {}).get("dynamo_start") or {}).get("stack") or []
+        return [f"{self.stack_source.frame_filename(f.get('filename'))}:{f.get('line')} in "
+                f"{f.get('name')}" for f in frames if isinstance(f, dict)]
+
     def merge_from(self, later: "CompileNode") -> None:
         """Fold in what a later part of the same file said of this compile id."""
         if self.stack is None:
             self.stack, self.stack_source = later.stack, later.stack_source
+            self.start_rec = later.start_rec
         self.artifacts += later.artifacts
         self.metrics = later.metrics or self.metrics
         self.bwd_metrics = later.bwd_metrics or self.bwd_metrics

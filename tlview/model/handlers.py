@@ -75,8 +75,10 @@ def on_dynamo_start(index: "Index", node, source, rec: int, kind: str, meta: dic
         return
     stack = _event(meta, "dynamo_start").get("stack")
     if isinstance(stack, list):
-        node.stack = [f for f in stack if isinstance(f, dict)]
+        # Only the frame being compiled stays in memory; the whole stack is read when shown.
+        node.stack = [f for f in stack[-1:] if isinstance(f, dict)]
         node.stack_source = source
+        node.start_rec = rec
 
 
 def on_metrics(index: "Index", node, source, rec: int, kind: str, meta: dict) -> None:

@@ -347,16 +347,8 @@ class Index:
                 if isinstance(idx, int) and source is not None and idx not in source.strings:
                     if (id(source), idx) not in seen:
                         seen.add((id(source), idx))
-                        rec_offset = self._dynamo_start_offset(node)
-                        self.add_problem(source, rec_offset, "unknown string",
+                        self.add_problem(source, source.offsets[node.start_rec], "unknown string",
                                          f"string-table id {idx} is never defined (shown as unknown)")
-
-    def _dynamo_start_offset(self, node: CompileNode) -> int:
-        source = node.stack_source
-        for rec, ctx in enumerate(source.contexts):
-            if self._context_nodes[ctx] is node and source.kind_names[source.kinds[rec]] == "dynamo_start":
-                return source.offsets[rec]
-        return 0
 
     # ---- records of a node (read lazily from the arrays) -----------------------------------
 

@@ -145,6 +145,7 @@ def _merge(index, source: TraceFile, state: dict) -> None:
 def _rebase(node: CompileNode, source: TraceFile, base_rec: int) -> None:
     if node.stack is not None:
         node.stack_source = source
+        node.start_rec += base_rec
     for item in node.artifacts + node.graph_breaks + node.dynamic:
         item.source = source
         item.rec += base_rec
