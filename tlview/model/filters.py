@@ -51,6 +51,7 @@ class Filter:
     categories: list[str] = field(default_factory=list)
     rank: int | None = None
     text: str = ""
+    payload_matches: set = field(default_factory=set)  # ids of nodes whose payloads hold `text`
 
     @classmethod
     def parse(cls, expression: str, rank: int | None = None, strict_words: bool = True) -> "Filter":
@@ -94,7 +95,7 @@ class Filter:
             return False
         if self.categories and not any(CATEGORIES[c](node) for c in self.categories):
             return False
-        if self.text and not matches_text(node, self.text):
+        if self.text and not (id(node) in self.payload_matches or matches_text(node, self.text)):
             return False
         return True
 

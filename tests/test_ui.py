@@ -1,0 +1,142 @@
+"""The explorer, driven with Textual's Pilot on real traces."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+
+import pytest
+
+from conftest import CORPUS, SCENARIOS
+from tlview.model.filters import Filter
+from tlview.ui.app import TlviewApp
+from tlview.ui.detail import DetailPane
+from tlview.ui.frame_tree import FrameTree
+from tlview.ui.payload_view import PayloadView
+
+SIZE = (150, 45)
+
+
+async def _ready(app, pilot):
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.3)
+    app._tick()
+    await pilot.pause(0.1)
+
+
+def _visible_lines(view) -> list[str]:
+    lines = ["".join(seg.text for seg in view.render_line(y)).strip()
+             for y in range(view.size.height)]
+    return [line for line in lines if line]
+
+
+def _tree_compile_entries(app):
+    return app.query_one(FrameTree).model.compile_entries()
+
+
+@pytest.mark.parametrize("scenario", SCENARIOS)
+async def test_tree_ids_and_statuses_match_truth(scenario, truths):
+    app = TlviewApp(str(CORPUS / scenario / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        tree = app.query_one(FrameTree)
+        entries = _tree_compile_entries(app)
+        for per_rank in truths[scenario]["per_rank"]:
+            rank = per_rank["rank"]
+            ids = {e.node.id for e in entries if e.rank == rank}
+            assert ids == set(per_rank["compile_ids"])
+            for cid, status in per_rank["tlparse_like_status"].items():
+                entry = next(e for e in entries if e.rank == rank and e.node.id == cid)
+                assert entry.status == status
+                node = tree.node_for_key(entry.key)
+                assert node is not None and f"[{cid}]" in node.label.plain  # it is on screen
+        if len(truths[scenario]["per_rank"]) > 1:  # ranks at the top level
+            assert [n.label.plain.split()[0:2] for n in tree.root.children] == [["rank", "0"], ["rank", "1"]]
+
+
+async def test_recompile_reason_and_enter_jumps_to_failed_compile():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        tree = app.query_one(FrameTree)
+        await pilot.press("r")  # next recompile: [0/1]
+        await pilot.pause(0.2)
+        assert tree.cursor_node.data.node.id == "0/1"
+        await pilot.press("4")  # Recompiles tab
+        await pilot.pause(0.2)
+        pane = app.query_one("#recompiles-pane")
+        options = pane.query_one("#recompile-list")
+        assert options.option_count == 1
+        assert "n == 2" in options.get_option_at_index(0).prompt.plain
+        assert "[0/0]" in options.get_option_at_index(0).prompt.plain
+        options.focus()
+        options.highlighted = 0
+        await pilot.press("enter")
+        await pilot.pause(0.3)
+        assert tree.cursor_node.data.node.id == "0/0"
+        assert app.focused is tree
+
+
+async def test_filter_graph_breaks_leaves_only_compile_ids_with_breaks(truths):
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"), Filter.parse("graph_breaks"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        shown = {e.node.id for e in _tree_compile_entries(app) if e.kind == "compile"}
+        per_id = truths["graph_breaks"]["per_rank"][0]["per_compile_id"]
+        with_breaks = {cid for cid, d in per_id.items() if d["graph_break"] and d["attempt"] == 0}
+        assert shown == with_breaks
+        assert "hidden" in str(app.query_one("#tree-note").render())
+
+
+async def test_filter_bar_typing_and_escape():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        total = len(_tree_compile_entries(app))
+        await pilot.press("slash")
+        await pilot.press(*"errors")
+        await pilot.pause(0.3)
+        assert [e.node.id for e in _tree_compile_entries(app)] == ["3/4"]
+        await pilot.press("escape")
+        await pilot.pause(0.3)
+        assert len(_tree_compile_entries(app)) == total
+        await pilot.press("slash", *"rank:0")  # no ranks here: everything hidden
+        await pilot.pause(0.3)
+        assert _tree_compile_entries(app) == []
+
+
+def _trace_with_huge_payload(tmp_path, lines: int):
+    """A real trace whose first dynamo_output_graph payload is replaced by `lines` lines."""
+    src = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes().split(b"\n")
+    at = next(i for i, line in enumerate(src) if b'{"dynamo_output_graph"' in line)
+    end = at + 1
+    while end < len(src) and src[end].startswith(b"\t"):
+        end += 1
+    payload = "\n".join(f"op_{i} = add(x, 1)  # [bold]{i}[/]" for i in range(lines))
+    meta = json.loads(src[at][src[at].index(b"] {") + 2:])
+    meta["has_payload"] = hashlib.md5(payload.encode()).hexdigest()
+    header = src[at][:src[at].index(b"] {") + 2] + json.dumps(meta).encode()
+    body = [b"\t" + line.encode() for line in payload.split("\n")]
+    path = tmp_path / "dedicated_log_torch_trace_huge.log"
+    path.write_bytes(b"\n".join(src[:at] + [header] + body + src[end:]))
+    return path
+
+
+async def test_a_100k_line_payload_opens(tmp_path):
+    path = _trace_with_huge_payload(tmp_path, 100_000)
+    app = TlviewApp(str(path))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        await pilot.press("2")  # Graphs of [0/0]: its dynamo_output_graph first
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.3)
+        view = app.query_one("#graph-view", PayloadView)
+        assert view.line_count == 100_000
+        view.focus()
+        await pilot.press("G")
+        await pilot.pause(0.2)
+        screen = _visible_lines(view)
+        assert screen[-1].startswith("100000 ") and "op_99999" in screen[-1]
+        assert "[bold]99999[/]" in screen[-1]  # markup in a payload is shown literally
+        info = str(app.query_one("#graph-info").render())
+        assert "100,000 lines" in info and "md5" not in info

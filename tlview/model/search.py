@@ -1,0 +1,34 @@
+"""Free-text search inside payloads (graphs, code, guards), read from disk one at a time.
+
+Slow by nature on a big trace, so it is a generator a background worker drives, reporting
+progress and stopping when asked.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Iterator
+
+from tlview.model.compile_node import CompileNode
+from tlview.model.index import Index
+
+
+def search_payloads(index: Index, text: str, skip: Callable[[CompileNode], bool],
+                    stop: Callable[[], bool]) -> Iterator[tuple[CompileNode | None, int, int]]:
+    """Yield (node whose payloads contain `text` or None, artifacts done, artifacts total)."""
+    needle = text.lower()
+    with index.lock:
+        nodes = [n for n in index.nodes.values() if not skip(n)]
+    total = sum(len(n.artifacts) for n in nodes)
+    done = 0
+    for node in nodes:
+        found = False
+        for artifact in list(node.artifacts):
+            if stop():
+                return
+            done += 1
+            if not found:
+                try:
+                    found = needle in artifact.load().text.lower()
+                except OSError:
+                    continue
+        yield (node if found else None), done, total

@@ -1,0 +1,60 @@
+"""Graph breaks under the selected entry: reason, explanation, hints, where, de-duplicated."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from tlview.model.compile_node import CompileNode
+from tlview.model.index import Index
+from tlview.model.tree import TreeEntry
+from tlview.textsafe import visible
+
+
+def nodes_under(entry: TreeEntry) -> list[CompileNode]:
+    out = [entry.node] if entry.node is not None else []
+    for child in entry.children:
+        out += nodes_under(child)
+    return out
+
+
+def breaks_view(entry: TreeEntry) -> Group:
+    groups: dict[tuple, list] = {}
+    for node in nodes_under(entry):
+        for gb in node.effective_graph_breaks():
+            groups.setdefault((gb.location, gb.reason, gb.detail), []).append((node, gb))
+    restarts = [r for node in nodes_under(entry) if node.cid.attempt == 0
+                for r in node.compile.restart_reasons] if entry.node is None else []
+    parts = []
+    if not groups:
+        parts.append(Text("No graph breaks here.", style="dim"))
+    for (location, reason, detail), items in groups.items():
+        node, gb = items[0]
+        title = Text(f"×{len(items)} ", style="bold yellow")
+        title.append(visible(location or "?"), style="bold")
+        title.append("   " + ", ".join(f"[{n.id}]" for n, _ in items), style="dim")
+        parts.append(title)
+        parts.append(Text("  " + visible(reason + (f" {detail}" if detail else ""))))
+        if gb.explanation:
+            parts.append(Text("  why: " + visible(gb.explanation), style="italic"))
+        for hint in gb.hints:
+            parts.append(Text("  hint: " + visible(hint), style="cyan"))
+        if gb.url:
+            parts.append(Text("  " + gb.url, style="dim underline"))
+        if gb.user_stack:
+            parts.append(Text("\n".join("    " + visible(s) for s in gb.user_stack[-6:]), style="dim"))
+        parts.append(Text(""))
+    if restarts and not groups:
+        parts.append(Text(f"{len(restarts)} restart(s)", style="bold"))
+    return Group(*parts)
+
+
+class BreaksPane(VerticalScroll):
+    def compose(self):
+        yield Static(id="breaks-body")
+
+    def show(self, index: Index, entry: TreeEntry | None) -> None:
+        body = self.query_one("#breaks-body", Static)
+        body.update(breaks_view(entry) if entry is not None else Text(""))

@@ -1,0 +1,53 @@
+"""Guards of the selected compile id: the C++ guard tree and the guards added, with user stacks."""
+
+from __future__ import annotations
+
+from textual import work
+from textual.containers import Vertical
+
+from tlview.model.index import Index
+from tlview.model.tree import TreeEntry
+from tlview.ui.payload_view import PayloadView
+
+
+def guards_text(entry: TreeEntry) -> str:
+    """Read from disk: call from a worker thread."""
+    node = entry.node
+    parts = []
+    for art in node.artifacts:
+        if art.name in ("dynamo_cpp_guards_str", "dynamo_guards"):
+            payload = art.load()
+            parts.append(f"# {art.name}" + ("  (md5 mismatch)" if payload.md5_ok is False else ""))
+            parts.append(payload.text)
+    added = [d for d in node.dynamic if d.kind in ("guard_added_fast", "guard_added")]
+    if added:
+        parts.append(f"\n# guards added while tracing ({len(added)})")
+        for event in added:
+            fields = event.fields()
+            parts.append(f"{fields.get('expr', event.summary)}")
+            for frame in (fields.get("user_stack") or [])[-3:]:
+                if isinstance(frame, dict):
+                    name = node.stack_source.frame_filename(frame.get("filename")) if node.stack_source else frame.get("filename")
+                    parts.append(f"    {name}:{frame.get('line')} in {frame.get('name')}")
+    if not parts:
+        return "no guards recorded for this compile id"
+    return "\n".join(parts)
+
+
+class GuardsPane(Vertical):
+    def compose(self):
+        yield PayloadView(id="guards-view")
+
+    def show(self, index: Index, entry: TreeEntry | None) -> None:
+        if entry is None or entry.node is None:
+            self.query_one(PayloadView).set_text("select a compile id", None)
+            return
+        self.load(entry)
+
+    @work(thread=True, exclusive=True, group="guards-load")
+    def load(self, entry: TreeEntry) -> None:
+        text = guards_text(entry)
+        self.app.call_from_thread(self.query_one(PayloadView).set_text, text, "python")
+
+    def payload_text(self) -> str:
+        return self.query_one(PayloadView).text

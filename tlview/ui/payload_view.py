@@ -1,0 +1,101 @@
+"""A read-only code view that renders only the visible lines (Textual's Line API).
+
+Hand-written because Textual's TextArea highlights the whole document up front (measured: 19 s
+for 50,000 lines of Python, see research/tui-anchors.md section 5), and inductor output code or a
+joint graph easily has 100,000 lines. Here each visible line is highlighted on demand and the
+result cached, so a page costs the same whatever the payload's size.
+"""
+
+from __future__ import annotations
+
+from functools import lru_cache
+
+from rich.segment import Segment
+from rich.syntax import Syntax
+from rich.text import Text
+from textual.geometry import Size
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from tlview.textsafe import visible
+
+MAX_LINE = 4000  # characters rendered per line: a 10 MB single-line payload must not stall
+
+
+@lru_cache(maxsize=4)
+def _highlighter(language: str) -> Syntax:
+    return Syntax("", language, theme="ansi_dark", word_wrap=False)
+
+
+class PayloadView(ScrollView, can_focus=True):
+    """Shows a payload's lines with line numbers; Python highlighting of what is on screen."""
+
+    DEFAULT_CSS = """
+    PayloadView { background: $surface; }
+    PayloadView > .payload--gutter { color: $text-muted; }
+    """
+    COMPONENT_CLASSES = {"payload--gutter"}
+    BINDINGS = [
+        ("j", "scroll_down", "Down"),
+        ("k", "scroll_up", "Up"),
+        ("g", "scroll_home", "Top"),
+        ("G", "scroll_end", "Bottom"),
+        ("space", "page_down", "Page down"),
+    ]
+
+    def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
+        super().__init__(id=id, classes=classes)
+        self._lines: list[str] = []
+        self._language: str | None = None
+        self._cache: dict[int, Text] = {}
+        self._gutter = 1
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self._lines)
+
+    @property
+    def line_count(self) -> int:
+        return len(self._lines)
+
+    def set_text(self, text: str, language: str | None = "python") -> None:
+        self._lines = text.split("\n")
+        self._language = language
+        self._cache.clear()
+        self._gutter = len(str(len(self._lines))) + 1
+        width = min(max((len(line) for line in self._lines[:2000]), default=0), MAX_LINE)
+        self.virtual_size = Size(width + self._gutter + 2, len(self._lines))
+        self.scroll_to(0, 0, animate=False)
+        self.refresh()
+
+    def _highlight(self, index: int) -> Text:
+        text = self._cache.get(index)
+        if text is None:
+            line = visible(self._lines[index][:MAX_LINE].expandtabs(4))
+            if self._language:
+                text = _highlighter(self._language).highlight(line)
+                text.rstrip()
+            else:
+                text = Text(line)
+            if len(self._cache) > 2000:
+                self._cache.clear()
+            self._cache[index] = text
+        return text
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if index >= len(self._lines):
+            return Strip.blank(width, base)
+        gutter_style = base + self.get_component_rich_style("payload--gutter")
+        number = Segment(f"{index + 1:>{self._gutter}} ", gutter_style)
+        segments = list(self._highlight(index).render(self.app.console))
+        body = Strip(segments).crop(scroll_x, scroll_x + width - self._gutter - 1)
+        strip = Strip([number, *body]).apply_style(base)
+        return strip.extend_cell_length(width, base).crop(0, width)
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
