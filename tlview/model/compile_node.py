@@ -30,7 +30,7 @@ class Artifact:
         info = self.info or {}
         extra = info.get("name") if self.kind != "artifact" else None
         if extra is None and self.kind == "inductor_output_code":
-            extra = (info.get("filename") or "").rsplit("/", 1)[-1] or None
+            extra = (info.get("filename") or "").rsplit("/", 1)[-1][:10] or None
         return f"{self.name} {extra}" if extra else self.name
 
     def load(self):

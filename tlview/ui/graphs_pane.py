@@ -54,7 +54,8 @@ class GraphsPane(Horizontal):
         self._artifacts = graph_artifacts(entry) if entry is not None else []
         options = self.query_one("#graph-list", OptionList)
         options.clear_options()
-        options.add_options([Option(Text(a.label), id=str(i)) for i, a in enumerate(self._artifacts)])
+        options.add_options([Option(Text(a.label, no_wrap=True, overflow="ellipsis"), id=str(i))
+                             for i, a in enumerate(self._artifacts)])
         view = self.query_one("#graph-view", PayloadView)
         if self._artifacts:
             options.highlighted = 0

@@ -1,0 +1,49 @@
+"""What a person sees: SVG snapshots of the main screen, the graph pane and the help screen.
+
+Update after a deliberate change with `pytest tests/test_snapshots.py --snapshot-update` and look
+at the pictures in snapshot_report.html before committing them.
+"""
+
+from __future__ import annotations
+
+from conftest import CORPUS
+from tlview.ui.app import TlviewApp
+
+SIZE = (140, 40)
+
+
+async def _settle(pilot):
+    app = pilot.app
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.3)
+    app._tick()
+    await pilot.pause(0.2)
+    await app.workers.wait_for_complete()
+    await pilot.pause(0.2)
+
+
+def test_main_screen(snap_compare):
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
+
+
+def test_graph_pane(snap_compare):
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+
+    async def open_graphs(pilot):
+        await _settle(pilot)
+        await pilot.press("r", "2")  # [0/1], Graphs: its Dynamo graph
+        await _settle(pilot)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_graphs)
+
+
+def test_help_screen(snap_compare):
+    app = TlviewApp(str(CORPUS / "model" / "trace"))
+
+    async def open_help(pilot):
+        await _settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause(0.3)
+
+    assert snap_compare(app, terminal_size=SIZE, run_before=open_help)

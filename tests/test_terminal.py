@@ -1,0 +1,73 @@
+"""The installed `tlview` in a real terminal (tmux): open a trace, move, filter, quit cleanly."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import CORPUS
+
+TMUX = shutil.which("tmux")
+pytestmark = pytest.mark.skipif(TMUX is None, reason="tmux is not installed")
+
+
+def _tlview_command() -> str:
+    exe = Path(sys.executable).parent / "tlview"
+    return str(exe) if exe.exists() else f"{sys.executable} -m tlview"
+
+
+class Tmux:
+    def __init__(self, name: str, command: str, width=150, height=45):
+        self.name = name
+        subprocess.run([TMUX, "kill-session", "-t", name], capture_output=True)
+        subprocess.run([TMUX, "new-session", "-d", "-s", name, "-x", str(width), "-y", str(height),
+                        f"{command}; echo EXITED:$?; sleep 30"], check=True,
+                       env={**os.environ, "TERM": "xterm-256color"})
+
+    def keys(self, *keys: str) -> None:
+        subprocess.run([TMUX, "send-keys", "-t", self.name, *keys], check=True)
+
+    def screen(self) -> str:
+        return subprocess.run([TMUX, "capture-pane", "-p", "-t", self.name], capture_output=True,
+                              text=True, check=True).stdout
+
+    def wait_for(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = ""
+        while time.monotonic() < deadline:
+            screen = self.screen()
+            if text in screen:
+                return screen
+            time.sleep(0.1)
+        raise AssertionError(f"{text!r} not on screen:\n{screen}")
+
+    def close(self) -> None:
+        subprocess.run([TMUX, "kill-session", "-t", self.name], capture_output=True)
+
+
+def test_open_move_filter_quit():
+    term = Tmux("tlview-test", f"{_tlview_command()} {CORPUS / 'recompiles' / 'trace'}")
+    try:
+        screen = term.wait_for("12 compile ids")
+        assert "scale_by_int" in screen and "[3/4]" in screen
+        term.keys("j")  # move down: [0/1]
+        term.wait_for("recompile of")
+        term.keys("4")  # Recompiles tab
+        screen = term.wait_for("n == 2")
+        term.keys("/")
+        term.keys(*"errors")
+        screen = term.wait_for("11 hidden")
+        assert "[3/4]" in screen and "[0/0]" not in screen
+        term.keys("Escape")
+        term.wait_for("[0/0]")
+        term.keys("q")
+        screen = term.wait_for("EXITED:0")
+        assert "Traceback" not in screen
+    finally:
+        term.close()
