@@ -69,7 +69,8 @@ def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
                 continue
             count = sum(1 + len(e.children) for e in compile_entries)
             shown += count
-            first = compile_entries[0].node
+            named = next((n for c in compiles for n in c.attempts if n.function()), None)
+            first = named or compile_entries[0].node
             frame = TreeEntry(("frame", rank, frame_key), "frame", frame_label(first, frame_key),
                               rank=rank, children=compile_entries, compile_ids=count)
             frame.status = worst_status(e.status for e in compile_entries)

@@ -17,6 +17,7 @@ from textual import on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.screen import Screen
 from textual.widgets import Footer, Input, ProgressBar, Static, Tree
 from textual.worker import get_current_worker
@@ -135,6 +136,12 @@ class TlviewApp(App[int]):
             self._tick()
 
     def _tick(self) -> None:
+        try:
+            self._update_views()
+        except NoMatches:  # a timer or message arriving while the app shuts down
+            pass
+
+    def _update_views(self) -> None:
         generation = self.index.generation
         if generation != self._generation or self._filter_dirty:
             rebuild = self._filter_dirty
