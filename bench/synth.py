@@ -64,3 +64,26 @@ def prefix_at_record(source: Path, target_bytes: int, name: str) -> Path:
     cut = data.find(b"\nV", target_bytes) + 1
     path.write_bytes(data[:cut])
     return path
+
+
+_KEEP = re.compile(rb'^V[^\n]*?\] \{"(?:str|dynamo_start|compilation_metrics|artifact": \{"name": '
+                   rb'"(?:recompile_reasons|dynamo_graph_break_reason))')
+
+
+def build_many_compile_ids(target_ids: int) -> Path:
+    """A trace with `target_ids` compile ids: the graph_breaks trace's small records (starts,
+    metrics, recompile and break reasons) repeated with renumbered frames; no graphs or code."""
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    path = BENCH_DIR / f"dedicated_log_torch_trace_{target_ids}_ids.log"
+    if path.exists():
+        return path
+    data = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
+    records = re.split(rb"(?m)^(?=V\d{4} )", data)
+    kept = b"".join(r for r in records if _KEEP.match(r))
+    frames = max(int(m.group(2)) for m in _FRAME.finditer(kept)) + 1
+    ids_per_copy = 15
+    with open(path, "wb") as out:
+        for copy in range(-(-target_ids // ids_per_copy)):
+            base = copy * frames
+            out.write(_FRAME.sub(lambda m: m.group(1) + str(int(m.group(2)) + base).encode(), kept))
+    return path

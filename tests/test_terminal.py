@@ -44,6 +44,15 @@ class Tmux:
             time.sleep(0.1)
         raise AssertionError(f"{text!r} not on screen:\n{screen}")
 
+    def wait_gone(self, text: str, timeout: float = 20.0) -> str:
+        deadline = time.monotonic() + timeout
+        screen = self.screen()
+        while text in screen and time.monotonic() < deadline:
+            time.sleep(0.1)
+            screen = self.screen()
+        assert text not in screen, f"{text!r} still on screen:\n{screen}"
+        return screen
+
     def close(self) -> None:
         subprocess.run([TMUX, "kill-session", "-t", self.name], capture_output=True)
 
@@ -63,7 +72,8 @@ def test_open_move_filter_quit():
         tree_side = "\n".join(line[:60] for line in screen.splitlines())
         assert "[3/4]" in tree_side and "[0/0]" not in tree_side and "pooled" in tree_side
         term.keys("Escape")
-        term.wait_for("[0/0]")
+        screen = term.wait_gone("hidden")  # the filter is cleared: every compile id is back
+        assert "[0/0]" in "\n".join(line[:60] for line in screen.splitlines())
         term.keys("q")
         screen = term.wait_for("EXITED:0")
         assert "Traceback" not in screen

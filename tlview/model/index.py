@@ -151,16 +151,19 @@ class Index:
 
     def refresh(self, limit: int | None = None) -> int:
         """Index what every source gained since the last call; return the bytes read."""
-        total = 0
-        for source in list(self.sources):
-            try:
-                with self.lock, paused_gc():
-                    total += source.feed(limit)
-            except OSError as exc:
-                self.add_problem(source, source.scanned_to, "unreadable", str(exc))
-        if total:
+        return sum(self.feed(source, limit) for source in list(self.sources))
+
+    def feed(self, source: TraceFile | TextLog, limit: int | None = None) -> int:
+        """Index what one source gained (up to `limit` bytes); return the bytes read."""
+        try:
+            with self.lock, paused_gc():
+                read = source.feed(limit)
+        except OSError as exc:
+            self.add_problem(source, source.scanned_to, "unreadable", str(exc))
+            return 0
+        if read:
             self.generation += 1
-        return total
+        return read
 
     def finish(self) -> None:
         """No more data will come (not following): close the last open records."""
@@ -266,18 +269,17 @@ class Index:
         key = (rank, cid)
         node = self.nodes.get(key)
         if node is None:
-            node = CompileNode(rank, cid, len(self.nodes))
-            self.nodes[key] = node
+            # Built whole before it is published: the UI thread reads these dicts meanwhile.
+            node = CompileNode(rank, cid, len(self.nodes), in_trace=in_trace)
             ckey = (rank, cid.compile_key)
-            compile_ = self.compiles.get(ckey)
-            if compile_ is None:
-                compile_ = Compile(rank, cid.compile_key)
+            compile_ = self.compiles.get(ckey) or Compile(rank, cid.compile_key)
+            node.compile = compile_
+            compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
+            if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
                 self.frames.setdefault((rank, cid.frame_key), []).append(compile_)
-            compile_.attempts.append(node)
-            compile_.attempts.sort(key=lambda n: n.cid.attempt)
-            node.compile = compile_
-        if in_trace:
+            self.nodes[key] = node
+        elif in_trace:
             node.in_trace = True
         return node
 
@@ -291,11 +293,12 @@ class Index:
         return self.nodes.get((rank, cid))
 
     def ranks(self) -> list[int | None]:
-        return sorted({rank for rank, _ in self.nodes}, key=lambda r: -1 if r is None else r)
+        return sorted({rank for rank, _ in list(self.nodes)}, key=lambda r: -1 if r is None else r)
 
     def iter_nodes(self, rank=..., kinds: set[str] | None = None) -> Iterator[CompileNode]:
         """Compile nodes in order of first appearance, optionally of one rank."""
-        for (node_rank, _), node in self.nodes.items():
+        # A snapshot (one C-level copy under the GIL): the indexing thread may add nodes meanwhile.
+        for (node_rank, _), node in list(self.nodes.items()):
             if rank is not ... and node_rank != rank:
                 continue
             yield node
@@ -314,7 +317,7 @@ class Index:
         nodes = [n for n in self.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
         t.compile_ids = len(nodes)
         t.frames = len({(n.rank, n.cid.frame) for n in nodes if n.cid.frame is not None})
-        compiles = {(n.rank, n.cid.compile_key) for n in nodes}
+        compiles = {(n.rank, n.cid.compile_key): n.compile for n in nodes}
         t.compiles = len(compiles)
         t.recompiles = sum(1 for _, key in compiles if key.is_recompile)
         for node in nodes:
@@ -328,13 +331,12 @@ class Index:
             elif not node.in_trace:
                 t.errors += bool(node.errors)
                 t.restarts += len(node.text_restarts)
-        t.compiles_with_graph_break = sum(
-            1 for key in compiles if self.compiles[key].has_graph_break)
+        t.compiles_with_graph_break = sum(1 for c in compiles.values() if c.has_graph_break)
         sources = self.sources if rank is ... else [s for s in self.sources if getattr(s, "rank", None) == rank]
         t.records = sum(len(s.offsets) for s in sources)
         t.md5_bad = sum(getattr(s, "md5_bad", 0) for s in sources)
         t.problems = len(self.problems)
-        t.cache_events = dict(self.cache_events)
+        t.cache_events = dict(list(self.cache_events.items()))
         return t
 
     def _check_string_ids(self) -> None:

@@ -1,10 +1,15 @@
-"""Index one big trace file with two processes: this one reads the first half, a forked child the
-second, and the child's part is merged in, in file order.
+"""Index a big trace file in several processes: each indexes a byte range (cut at envelope lines)
+into a compact state, merged into the index in file order.
 
-Why by hand: the work per record is Python (about 2 µs each, 400,000 records per GB), so one core
-cannot index a GB within a few times `grep`'s time; a pool (multiprocessing, concurrent.futures)
-would pickle every record, where this sends one compact state. Used only where no other thread
-runs (headless `Index.open`): forking a threaded process (the TUI) is unsafe.
+Why: the work per record is Python (about 2 µs each, 250,000-400,000 records per GB), so one core
+cannot index a GB within a few times `grep`'s time, and in the TUI an indexing thread would hold
+the GIL the UI needs. A range's state is sent whole (one pickle), not record by record.
+
+- Headless (`Index.open`, no other thread): this process reads the first half while a forked
+  child reads the second (`index_split`); a fork starts at once.
+- TUI (threads running, so no fork): a process pool started with forkserver/spawn indexes ranges
+  while the UI thread stays free; the first range is indexed here for a fast first screen
+  (`index_with_pool`).
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ import os
 import pickle
 import sys
 from array import array
+from contextlib import contextmanager
 
 from tlview.model.compile_node import CompileNode
 from tlview.source.trace_file import TraceFile
@@ -76,14 +82,21 @@ def index_split(index, source: TraceFile) -> bool:
 
 
 def _index_second_half(parent_index, source: TraceFile, split: int) -> dict:
-    from tlview.model.index import Index
+    return index_range(source.path, split, None, source.verify_md5, source.rank_from_name)
 
-    index = Index(verify_md5=parent_index.verify_md5)
-    child = TraceFile(source.path, index, verify_md5=source.verify_md5,
-                      rank_from_name=source.rank_from_name)
+
+def index_range(path: str, start: int, end: int | None, verify_md5: bool,
+                rank_from_name: int | None) -> dict:
+    """Index [start, end) of a trace file (start at an envelope line) into a state to merge."""
+    from tlview.model.index import Index, paused_gc
+
+    index = Index(verify_md5=verify_md5)
+    child = TraceFile(path, index, verify_md5=verify_md5, rank_from_name=rank_from_name)
     index.sources.append(child)
-    child.scanned_to = split
-    child.feed()
+    child.scanned_to = start
+    with paused_gc():
+        child.feed(limit=None if end is None else end - start)
+    child.close()
     open_record = child.detach_open()
     for node in index.nodes.values():
         node.compile = None
@@ -103,6 +116,70 @@ def _index_second_half(parent_index, source: TraceFile, split: int) -> dict:
         "unattached": index.unattached, "unknown_kinds": index.unknown_kinds,
         "cache_events": index.cache_events, "pytorch_version": index.pytorch_version,
     }
+
+
+def next_envelope(source: TraceFile, at: int) -> int | None:
+    """The first envelope line start at or after `at` (reading 64 KiB at a time)."""
+    while at < source.size:
+        chunk = source.read_range(max(at - 1, 0), min(source.size, at + (64 << 10)))
+        found = chunk.find(b"\nV")
+        if found >= 0:
+            return max(at - 1, 0) + found + 1
+        at += len(chunk) - 1
+    return None
+
+
+def index_with_pool(index, source: TraceFile, progress, cancelled, workers: int = 2,
+                    first: int = 8 << 20, step: int = 48 << 20) -> None:
+    """Index a file not read yet: the first range here (the first screen comes from it), the
+    rest in a process pool."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    start = next_envelope(source, first)
+    index.feed(source, limit=start)
+    progress()
+    if start is None:
+        return
+    starts = [start]
+    while (following := next_envelope(source, starts[-1] + step)) is not None:
+        starts.append(following)
+    ends = starts[1:] + [None]
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    with _stdio_with_file_descriptors():
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+        futures = [pool.submit(index_range, source.path, a, b, source.verify_md5,
+                               source.rank_from_name) for a, b in zip(starts, ends)]
+    with pool:
+        for start, future in zip(starts, futures):
+            if cancelled():
+                for other in futures:
+                    other.cancel()
+                return
+            state = future.result()
+            with index.lock:
+                source.close_open_at(start)
+                _merge(index, source, state)
+            index.generation += 1
+            progress()
+
+
+@contextmanager
+def _stdio_with_file_descriptors():
+    """multiprocessing starts its helper processes with sys.stderr's file descriptor; Textual
+    replaces sys.stdout/sys.stderr with objects that have none while an app runs."""
+    saved = sys.stdout, sys.stderr
+    for name in ("stdout", "stderr"):
+        try:
+            usable = getattr(sys, name).fileno() >= 0  # Textual's capture answers -1
+        except (AttributeError, OSError, ValueError):
+            usable = False
+        if not usable:
+            setattr(sys, name, getattr(sys, f"__{name}__") or open(os.devnull, "w"))
+    try:
+        yield
+    finally:
+        sys.stdout, sys.stderr = saved
 
 
 def _merge(index, source: TraceFile, state: dict) -> None:

@@ -6,7 +6,9 @@ only renders it.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.filters import Filter
@@ -42,51 +44,79 @@ class TreeModel:
             yield entry
             stack.extend(reversed(entry.children))
 
-    def compile_entries(self) -> list[TreeEntry]:
+    @cached_property
+    def _compile_entries(self) -> list[TreeEntry]:
         return [e for e in self.walk() if e.node is not None]
+
+    def compile_entries(self) -> list[TreeEntry]:
+        """Compile ids and attempts, in tree order (cached: a model is never changed)."""
+        return self._compile_entries
+
+    @cached_property
+    def positions(self) -> dict[int, int]:
+        """id(entry) -> its place in compile_entries()."""
+        return {id(e): i for i, e in enumerate(self._compile_entries)}
+
+    def next_matching(self, current: "TreeEntry | None", predicate, step: int) -> "TreeEntry | None":
+        """The next (step 1) or previous (step -1) entry where `predicate` holds, wrapping."""
+        cache = self.__dict__.setdefault("_matches", {})
+        matches = cache.get(predicate)
+        if matches is None:
+            matches = cache[predicate] = [i for i, e in enumerate(self._compile_entries) if predicate(e)]
+        if not matches:
+            return None
+        here = self.positions.get(id(current), -1) if current is not None else -1
+        if step > 0:
+            at = bisect_right(matches, here)
+            index = matches[at] if at < len(matches) else matches[0]
+        else:
+            at = bisect_left(matches, here) - 1
+            index = matches[at] if at >= 0 else matches[-1]
+        return self._compile_entries[index]
 
 
 def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
     flt = flt or Filter()
-    with index.lock:
-        frames = [(key, list(compiles)) for key, compiles in index.frames.items()]
-        total = sum(len(c.attempts) for _, cs in frames for c in cs)
-        ranks = sorted({rank for (rank, _), _ in frames}, key=lambda r: -1 if r is None else r)
-        multi_rank = len(ranks) > 1
-        rank_entries: dict = {}
-        roots: list[TreeEntry] = []
-        shown = 0
-        for (rank, frame_key), compiles in frames:
-            if flt.rank is not None and rank != flt.rank:
+    # Snapshots (one C-level copy each, under the GIL), not the lock: the UI must never
+    # wait for an indexing chunk.
+    frames = [(key, list(compiles)) for key, compiles in list(index.frames.items())]
+    total = sum(len(c.attempts) for _, cs in frames for c in cs)
+    ranks = sorted({rank for (rank, _), _ in frames}, key=lambda r: -1 if r is None else r)
+    multi_rank = len(ranks) > 1
+    rank_entries: dict = {}
+    roots: list[TreeEntry] = []
+    shown = 0
+    for (rank, frame_key), compiles in frames:
+        if flt.rank is not None and rank != flt.rank:
+            continue
+        compile_entries = []
+        for compile_ in compiles:
+            attempts = list(compile_.attempts)
+            if flt.active and not any(flt.matches(index, n) for n in attempts):
                 continue
-            compile_entries = []
-            for compile_ in compiles:
-                attempts = list(compile_.attempts)
-                if flt.active and not any(flt.matches(index, n) for n in attempts):
-                    continue
-                compile_entries.append(_compile_entry(rank, compile_, attempts))
-            if not compile_entries:
-                continue
-            count = sum(1 + len(e.children) for e in compile_entries)
-            shown += count
-            named = next((n for c in compiles for n in c.attempts if n.function()), None)
-            first = named or compile_entries[0].node
-            frame = TreeEntry(("frame", rank, frame_key), "frame", frame_label(first, frame_key),
-                              rank=rank, children=compile_entries, compile_ids=count)
-            frame.status = worst_status(e.status for e in compile_entries)
-            if multi_rank:
-                parent = rank_entries.get(rank)
-                if parent is None:
-                    parent = rank_entries[rank] = TreeEntry(("rank", rank), "rank", f"rank {rank}",
-                                                            rank=rank)
-                    roots.append(parent)
-                parent.children.append(frame)
-                parent.compile_ids += count
-            else:
-                roots.append(frame)
-        for entry in rank_entries.values():
-            entry.status = worst_status(c.status for c in entry.children)
-            entry.label = f"rank {entry.rank}  ({entry.compile_ids} compile ids)"
+            compile_entries.append(_compile_entry(rank, compile_, attempts))
+        if not compile_entries:
+            continue
+        count = sum(1 + len(e.children) for e in compile_entries)
+        shown += count
+        named = next((n for c in compiles for n in c.attempts if n.function()), None)
+        first = named or compile_entries[0].node
+        frame = TreeEntry(("frame", rank, frame_key), "frame", frame_label(first, frame_key),
+                          rank=rank, children=compile_entries, compile_ids=count)
+        frame.status = worst_status(e.status for e in compile_entries)
+        if multi_rank:
+            parent = rank_entries.get(rank)
+            if parent is None:
+                parent = rank_entries[rank] = TreeEntry(("rank", rank), "rank", f"rank {rank}",
+                                                        rank=rank)
+                roots.append(parent)
+            parent.children.append(frame)
+            parent.compile_ids += count
+        else:
+            roots.append(frame)
+    for entry in rank_entries.values():
+        entry.status = worst_status(c.status for c in entry.children)
+        entry.label = f"rank {entry.rank}  ({entry.compile_ids} compile ids)"
     return TreeModel(roots, shown, total - shown, multi_rank)
 
 

@@ -10,6 +10,7 @@ import os
 import subprocess
 import tempfile
 import time
+from pathlib import Path
 from typing import Iterable
 
 from rich.text import Text
@@ -24,16 +25,19 @@ from textual.worker import get_current_worker
 
 from tlview.model.filters import CATEGORIES, Filter, FilterError
 from tlview.model.index import Index
+from tlview.model.parallel import index_with_pool
 from tlview.model.search import search_payloads
 from tlview.model.tree import TreeEntry, TreeModel, build_tree
 from tlview.source.discover import find_logs
+from tlview.source.trace_file import TraceFile
 
 from tlview.ui.detail import TABS, DetailPane
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.messages import IndexProgress, JumpToCompile
 
-CHUNK = 32 << 20  # bytes indexed between two progress reports
+CHUNK = 16 << 20  # bytes indexed between two progress reports (about 30 ms)
+POOL_BYTES = 64 << 20  # trace files from this size are indexed by a process pool
 TICK = 0.25  # seconds between re-renders of a growing index
 
 
@@ -54,7 +58,7 @@ JUMPS = {"break": is_break, "recompile": is_recompile, "error": is_error}
 
 
 class TlviewApp(App[int]):
-    CSS_PATH = "tlview.tcss"
+    CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = [
         Binding("q", "quit", "Quit", id="quit"),
@@ -85,6 +89,7 @@ class TlviewApp(App[int]):
         self._progress = (0, 0, False)
         self._search_note = ""
         self._filter_dirty = True
+        self._status_key = None
 
     # ---- layout ----------------------------------------------------------------------------
 
@@ -119,9 +124,22 @@ class TlviewApp(App[int]):
         for log in found:
             self.index.add_log(log)
         total = sum(os.path.getsize(s.path) for s in self.index.sources) or 1
+
+        def progress() -> None:
+            self.post_message(IndexProgress(self.index.bytes_read, total))
+
+        for source in list(self.index.sources):
+            # Big trace files are indexed by a process pool: faster, and this process's GIL stays
+            # with the UI. The rest is read here in chunks.
+            if isinstance(source, TraceFile) and os.path.getsize(source.path) >= POOL_BYTES:
+                source.size = os.path.getsize(source.path)
+                try:
+                    index_with_pool(self.index, source, progress, lambda: worker.is_cancelled)
+                except (OSError, RuntimeError) as exc:  # e.g. no processes allowed: go on here
+                    self.index.notes.append(f"{source.path}: indexed in one process ({exc})")
         while not worker.is_cancelled:
             read = self.index.refresh(limit=CHUNK)
-            self.post_message(IndexProgress(self.index.bytes_read, total))
+            progress()
             if read == 0:
                 break
         self.index.finish()
@@ -134,6 +152,8 @@ class TlviewApp(App[int]):
         if message.finished:
             bar.display = False
             self._tick()
+        elif self.model is None or not self.model.roots:
+            self._tick()  # the first compile ids: show them now, not at the next tick
 
     def _tick(self) -> None:
         try:
@@ -174,6 +194,10 @@ class TlviewApp(App[int]):
 
     def _render_status(self) -> None:
         index = self.index
+        key = (index.generation, self._progress, self.flt.describe())
+        if key == self._status_key:
+            return  # Static.update re-lays out the screen: only when something changed
+        self._status_key = key
         totals = index.totals()
         done, total, finished = self._progress
         files = len(index.sources)
@@ -214,18 +238,11 @@ class TlviewApp(App[int]):
 
     def action_jump(self, kind: str, step: int) -> None:
         tree = self.query_one(FrameTree)
-        entries = self.model.compile_entries() if self.model else []
-        matches = [e for e in entries if JUMPS[kind](e)]
-        if not matches:
+        current = tree.cursor_node.data if tree.cursor_node else None
+        target = self.model.next_matching(current, JUMPS[kind], step) if self.model else None
+        if target is None:
             self.notify(f"no {kind}s" + (" under this filter" if self.flt.active else ""), timeout=2)
             return
-        current = tree.cursor_node.data if tree.cursor_node else None
-        order = {id(e): i for i, e in enumerate(entries)}
-        here = order.get(id(current), -1) if current is not None else -1
-        if step > 0:
-            target = next((e for e in matches if order[id(e)] > here), matches[0])
-        else:
-            target = next((e for e in reversed(matches) if order[id(e)] < here), matches[-1])
         tree.select_key(target.key)
         tree.focus()
 

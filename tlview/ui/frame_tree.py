@@ -57,6 +57,11 @@ class FrameTree(Tree[TreeEntry]):
         self._pending: dict[int, list[TreeEntry]] = {}  # node id -> children not yet added
         self.model: TreeModel | None = None
 
+    def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
+        # Tree's default renders every label to measure it, on every expand: O(lines) renders.
+        icon = len(self.ICON_NODE) if node.allow_expand else 0
+        return node.label.cell_len + icon
+
     def process_label(self, label) -> Text:
         # Labels are always Text built by entry_label: never parse them as markup.
         return label if isinstance(label, Text) else Text(str(label))
