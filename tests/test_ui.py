@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import json
 
@@ -22,6 +23,15 @@ async def _ready(app, pilot):
     await pilot.pause(0.3)
     app._tick()
     await pilot.pause(0.1)
+
+
+async def _until(pilot, predicate, timeout: float = 10.0) -> None:
+    """Let the app run until `predicate()` holds (workers and messages take their time)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not predicate():
+        assert loop.time() < deadline, "timed out"
+        await pilot.pause(0.05)
 
 
 def _visible_lines(view) -> list[str]:
@@ -128,10 +138,8 @@ async def test_a_100k_line_payload_opens(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await _ready(app, pilot)
         await pilot.press("2")  # Graphs of [0/0]: its dynamo_output_graph first
-        await app.workers.wait_for_complete()
-        await pilot.pause(0.3)
         view = app.query_one("#graph-view", PayloadView)
-        assert view.line_count == 100_000
+        await _until(pilot, lambda: view.line_count == 100_000)
         view.focus()
         await pilot.press("G")
         await pilot.pause(0.2)

@@ -116,7 +116,9 @@ def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
             roots.append(frame)
     for entry in rank_entries.values():
         entry.status = worst_status(c.status for c in entry.children)
-        entry.label = f"rank {entry.rank}  ({entry.compile_ids} compile ids)"
+        entry.label = f"rank {entry.rank}"
+    if multi_rank:
+        roots.sort(key=lambda e: -1 if e.rank is None else e.rank)
     return TreeModel(roots, shown, total - shown, multi_rank)
 
 

@@ -81,6 +81,7 @@ def find_logs(path: str, latest: bool = False) -> tuple[list[FoundLog], list[str
         found.append(FoundLog(candidate, kind, rank_from_name(candidate)))
     if not found:
         raise NoLogsError(f"{path}: no TORCH_TRACE file or TORCH_LOGS text in this folder")
+    found.sort(key=lambda f: f.kind != TRACE)  # traces first: their order of compile ids leads
     if latest:
         traces = [f for f in found if f.kind == TRACE]
         if traces:

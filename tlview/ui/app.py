@@ -203,7 +203,8 @@ class TlviewApp(App[int]):
         files = len(index.sources)
         ranks = [r for r in index.ranks() if r is not None]
         text = Text()
-        text.append(f" {files} file{'s' if files != 1 else ''}", style="bold")
+        text.append(f" {os.path.basename(os.path.normpath(self.path))}", style="bold")
+        text.append(f" · {files} file{'s' if files != 1 else ''}")
         if ranks:
             text.append(f" · ranks {','.join(map(str, ranks))}")
         text.append(f" · {totals.records:,} records · {totals.compile_ids} compile ids")
