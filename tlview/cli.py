@@ -33,6 +33,17 @@ def build_parser() -> argparse.ArgumentParser:
                    help="keep compile ids matching any of these comma-separated words")
     p.add_argument("--rank", type=int, default=None, help="keep one rank")
     p.add_argument("--latest", action="store_true", help="read only the newest trace file of a folder")
+    p.add_argument("--follow", action="store_true",
+                   help="follow a running job: PATH may not exist yet; '-' reads TORCH_LOGS text from stdin")
+    p.add_argument("--poll", action="store_true",
+                   help="with --follow: poll files every second instead of waiting for file events (NFS)")
+    p.add_argument("--demo", action="store_true",
+                   help="replay a bundled real trace as if a job were running, and follow it")
+    p.add_argument("--run", nargs=argparse.REMAINDER, metavar="-- COMMAND",
+                   help="run COMMAND with TORCH_TRACE (and TORCH_LOGS, captured) set to a new folder, "
+                   "and follow it; the folder is kept")
+    p.add_argument("--logs", default="recompiles,graph_breaks,perf_hints,dynamic",
+                   help="with --run: the TORCH_LOGS categories to capture (default: %(default)s)")
     p.add_argument("--no-verify", action="store_true",
                    help="headless: do not check every payload's md5 (faster on huge traces)")
     p.add_argument("--version", action="version", version=f"tlview {__version__}")
@@ -48,9 +59,26 @@ def main(argv: list[str] | None = None) -> int:
         flt = Filter.parse(args.filter, rank=args.rank)
     except FilterError as exc:
         return _fail(str(exc))
+    if args.run is not None:
+        command = args.run[1:] if args.run[:1] == ["--"] else args.run
+        if not command:
+            return _fail("--run needs a command: tlview --run -- python train.py")
+        if args.report or args.json:
+            return _fail("--run opens the explorer; it does not go with --report or --json")
+        return _tui_live(flt, args, run=command)
+    if args.demo:
+        if args.report or args.json:
+            return _fail("--demo opens the explorer; it does not go with --report or --json")
+        return _tui_live(flt, args, demo=True)
     if args.path is None:
         parser.print_usage(sys.stderr)
         return _fail("give a TORCH_TRACE folder or file, or a TORCH_LOGS text file")
+    if args.follow:
+        if args.report or args.json:
+            return _fail("--follow is for the explorer; --report and --json read what is there now")
+        return _tui_live(flt, args, path=args.path)
+    if args.path == "-":
+        return _fail("reading stdin needs --follow: python train.py 2>&1 | tlview --follow -")
     if args.report or args.json:
         return _headless(args, flt)
     return _tui(args, flt)
@@ -112,6 +140,23 @@ def _tui(args, flt) -> int:
     from tlview.ui.app import run_app
 
     return run_app(args.path, flt, latest=args.latest)
+
+
+def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:
+    from tlview.source.discover import NoLogsError
+    from tlview.source.follow import check_followable
+
+    if path is not None:
+        try:
+            check_followable(path)
+        except NoLogsError as exc:
+            return _fail(str(exc))
+    from tlview.ui.app import run_live
+
+    try:
+        return run_live(flt, path=path, demo=demo, run=run, poll=args.poll, logs=args.logs)
+    except NoLogsError as exc:
+        return _fail(str(exc))
 
 
 if __name__ == "__main__":

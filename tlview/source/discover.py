@@ -60,7 +60,7 @@ def find_logs(path: str, latest: bool = False) -> tuple[list[FoundLog], list[str
         raise NoLogsError(f"{path}: not readable (permission denied)")
     notes: list[str] = []
     if os.path.isdir(path):
-        candidates = _folder_files(path)
+        candidates = folder_files(path)
         if not candidates:
             raise NoLogsError(f"{path}: the folder is empty")
     else:
@@ -91,7 +91,7 @@ def find_logs(path: str, latest: bool = False) -> tuple[list[FoundLog], list[str
     return found, notes
 
 
-def _folder_files(folder: str) -> list[str]:
+def folder_files(folder: str) -> list[str]:
     """Regular files in the folder and one level down (a TORCH_COMPILE_DEBUG tree), sorted."""
     files: list[str] = []
     try:

@@ -7,6 +7,7 @@ fills in behind it with a progress bar); a timer re-renders the tree when the in
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 import time
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from rich.text import Text
-from textual import on, work
+from textual import events, on, work
 from textual.app import App, ComposeResult, SystemCommand
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
@@ -25,6 +26,7 @@ from textual.worker import get_current_worker
 
 from tlview.model.filters import CATEGORIES, Filter, FilterError
 from tlview.model.index import Index
+from tlview.model.live import LiveIndex
 from tlview.model.parallel import index_with_pool
 from tlview.model.search import search_payloads
 from tlview.model.tree import TreeEntry, TreeModel, build_tree
@@ -38,6 +40,8 @@ from tlview.ui.messages import IndexProgress, JumpToCompile
 
 CHUNK = 16 << 20  # bytes indexed between two progress reports (about 30 ms)
 POOL_BYTES = 64 << 20  # trace files from this size are indexed by a process pool
+USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
+              "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
 TICK = 0.25  # seconds between re-renders of a growing index
 
 
@@ -71,6 +75,7 @@ class TlviewApp(App[int]):
         Binding("R", "jump('recompile', -1)", "Prev recompile", show=False, id="prev-recompile"),
         Binding("x", "jump('error', 1)", "Next error", id="next-error"),
         Binding("X", "jump('error', -1)", "Prev error", show=False, id="prev-error"),
+        Binding("f", "toggle_follow", "Follow", id="toggle-follow"),
         Binding("y", "copy_payload", "Copy", id="copy"),
         Binding("e", "open_external", "Pager", id="open-external"),
         *[Binding(str(i + 1), f"show_tab('{tab_id}')", title, show=False, id=f"tab-{tab_id}")
@@ -78,12 +83,24 @@ class TlviewApp(App[int]):
     ]
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False,
-                 index: Index | None = None) -> None:
+                 index: Index | None = None, follow: bool = False, poll: bool = False,
+                 kind: str | None = None, job=None) -> None:
         super().__init__()
         self.path = path
         self.latest = latest
-        self.index = index or Index()
+        self.follow = follow
+        self.live = LiveIndex(path, force_polling=poll, kind=kind) if follow else None
+        self.index = self.live.index if self.live else (index or Index())
+        self.job = job  # a --run job: its end is announced
         self.flt = flt or Filter()
+        self.auto_follow = follow  # the cursor goes to the newest compile id as they come
+        self._waiting = ""
+        self._caught_up = not follow
+        self._seen_keys: set = set()
+        self._announced: set = set()
+        self._quiet_once = False  # after a rebuild, what is there again is not news
+        self._new_unseen = 0
+        self._selected_signature = None
         self.model: TreeModel | None = None
         self._generation = -1
         self._progress = (0, 0, False)
@@ -112,7 +129,10 @@ class TlviewApp(App[int]):
             self.query_one("#filter-input", Input).value = self.flt.describe().replace("'", "")
         self.query_one(FrameTree).focus()
         self.set_interval(TICK, self._tick)
-        self.index_logs()
+        if self.follow:
+            self.follow_logs()
+        else:
+            self.index_logs()
 
     # ---- indexing --------------------------------------------------------------------------
 
@@ -145,15 +165,68 @@ class TlviewApp(App[int]):
         self.index.finish()
         self.post_message(IndexProgress(total, total, finished=True))
 
+    @work(thread=True, exclusive=True, group="index", exit_on_error=False)
+    def follow_logs(self) -> None:
+        """Follow the path: new files, appends, replaced files; wake on file events or a poll."""
+        worker = get_current_worker()
+        live = self.live
+        live.follower.start()
+        pooled: set[str] = set()
+        job_done = False
+        try:
+            while not worker.is_cancelled:
+                update = live.step(read=False)
+                if update.rebuilt:
+                    pooled.clear()
+                    self.call_from_thread(self._use_index, live.index, update.messages)
+                self._waiting = update.waiting
+                for source in list(live.index.sources):
+                    if (isinstance(source, TraceFile) and source.scanned_to == 0
+                            and source.path not in pooled and os.path.getsize(source.path) >= POOL_BYTES):
+                        pooled.add(source.path)
+                        source.size = os.path.getsize(source.path)
+                        try:
+                            index_with_pool(live.index, source, lambda: None, lambda: worker.is_cancelled)
+                        except (OSError, RuntimeError) as exc:
+                            live.index.notes.append(f"{source.path}: indexed in one process ({exc})")
+                read = live.index.refresh(limit=CHUNK)
+                if read or update.new_files or update.rebuilt:
+                    self.post_message(IndexProgress(live.index.bytes_read, live.index.bytes_total))
+                if read >= CHUNK:
+                    continue  # more is there now: no waiting
+                if not self._caught_up:
+                    self._caught_up = True
+                    self.post_message(IndexProgress(live.index.bytes_read, live.index.bytes_total))
+                if self.job is not None and not job_done and (code := self.job.poll()) is not None:
+                    job_done = True
+                    self.call_from_thread(self.notify, f"the job exited with code {code}; its logs stay "
+                                          f"in {self.job.folder}", title="job finished", timeout=10,
+                                          markup=False)
+                live.follower.wait()
+        finally:
+            live.follower.stop()
+
+    def _use_index(self, index: Index, messages: list[str]) -> None:
+        """The live index was rebuilt (a file was truncated or replaced)."""
+        self.index = index
+        self.query_one(DetailPane).index = index
+        self._generation = -1
+        self._filter_dirty = True
+        self._seen_keys.clear()
+        self._announced.clear()
+        self._quiet_once = True
+        for message in messages:
+            self.notify(message, title="indexed again", severity="warning", timeout=6, markup=False)
+
     def on_index_progress(self, message: IndexProgress) -> None:
         self._progress = (message.done, message.total, message.finished)
         bar = self.query_one(ProgressBar)
         bar.update(total=message.total, progress=message.done)
-        if message.finished:
+        if message.finished or (self.follow and self._caught_up):
             bar.display = False
             self._tick()
-        elif self.model is None or not self.model.roots:
-            self._tick()  # the first compile ids: show them now, not at the next tick
+        elif self.follow or self.model is None or not self.model.roots:
+            self._tick()  # new compile ids: show them now, not at the next tick
 
     def _tick(self) -> None:
         try:
@@ -174,27 +247,74 @@ class TlviewApp(App[int]):
         tree = self.query_one(FrameTree)
         self.model = build_tree(self.index, self.flt)
         tree.show_model(self.model, rebuild=rebuild)
+        entries = self.model.compile_entries()
+        if self.follow:
+            self._announce_new(entries)
         note = self.query_one("#tree-note", Static)
+        text = Text()
         if self.flt.active:
-            note.update(Text(f"filter: {self.flt.describe()} — {self.model.shown} shown, "
-                             f"{self.model.hidden} hidden{self._search_note}", style="cyan"))
-        elif self.model.shown == 0 and self._progress[2]:
-            note.update(Text("no compile ids in these logs", style="yellow"))
-        else:
-            note.update("")
-        if tree.cursor_node is None or tree.cursor_node.data is None:
-            entries = self.model.compile_entries()
-            if entries:
-                tree.select_key(entries[0].key, move_only=True)
+            text.append(f"filter: {self.flt.describe()} — {self.model.shown} shown, "
+                        f"{self.model.hidden} hidden{self._search_note}", style="cyan")
+        elif self.model.shown == 0 and (self._progress[2] or self._caught_up):
+            text.append(self._waiting or "no compile ids in these logs", style="yellow")
+        if self._new_unseen and not self.auto_follow:
+            text.append(f"{' · ' if text else ''}+{self._new_unseen} new — f: follow the newest",
+                        style="bold green")
+        note.update(text)
+        if self.auto_follow and entries:
+            newest = max((e for e in entries if e.kind == "compile"), key=lambda e: e.node.seq,
+                         default=None)
+            cursor_key = tree.cursor_node.data.key if tree.cursor_node and tree.cursor_node.data else None
+            if newest is not None and cursor_key != newest.key:
+                tree.select_key(newest.key)
+        elif (tree.cursor_node is None or tree.cursor_node.data is None) and entries:
+            tree.select_key(entries[0].key, move_only=True)
         detail = self.query_one(DetailPane)
-        if detail.entry is not None and tree.cursor_node is not None and tree.cursor_node.data is not None:
-            if tree.cursor_node.data is not detail.entry:
-                detail.entry = tree.cursor_node.data
+        cursor = tree.cursor_node.data if tree.cursor_node is not None else None
+        if detail.entry is not None and cursor is not None:
+            signature = _signature(cursor)
+            # The detail pane is re-filled only when what it shows grew: reading is not disturbed.
+            if cursor is not detail.entry and signature != self._selected_signature:
+                detail.entry = cursor
                 detail.refresh_entry()
+            elif cursor is not detail.entry:
+                detail.entry = cursor
+            self._selected_signature = signature
+
+    def _announce_new(self, entries: list[TreeEntry]) -> None:
+        """Toast recompiles, graph breaks and failures as they arrive (after the first catch-up).
+        A compile id often shows up before its reason does: each (compile id, event) is told once."""
+        fresh = [e for e in entries if e.kind == "compile" and e.key not in self._seen_keys]
+        self._seen_keys.update(e.key for e in entries if e.kind == "compile")
+        if not self.auto_follow and self._caught_up:
+            self._new_unseen += len(fresh)
+        events_ = []
+        for entry in entries:
+            if entry.kind != "compile":
+                continue
+            node = entry.node
+            what = ("failed" if entry.status == "error" else
+                    "recompiled" if node.effective_recompile_reasons() else
+                    "graph break" if is_break(entry) else None)
+            if what is None or (entry.key, what) in self._announced:
+                continue
+            self._announced.add((entry.key, what))
+            if self._caught_up and not self._quiet_once:
+                events_.append((("failed", "recompiled", "graph break").index(what), what, node))
+        self._quiet_once = False
+        events_.sort(key=lambda item: item[0])  # failures first: at most three toasts at once
+        shown = len(events_)
+        for _, what, node in events_[:3]:
+            reason = node.effective_recompile_reasons()[:1]
+            detail = reason[0].summary if reason and what == "recompiled" else (node.function() or "")
+            self.notify(f"[{node.id}] {what}: {detail}"[:200], title=what, markup=False,
+                        severity="error" if what == "failed" else "warning", timeout=5)
+        if shown > 3:
+            self.notify(f"and {shown - 3} more", timeout=5)
 
     def _render_status(self) -> None:
         index = self.index
-        key = (index.generation, self._progress, self.flt.describe())
+        key = (index.generation, self._progress, self.flt.describe(), self.auto_follow, self._waiting)
         if key == self._status_key:
             return  # Static.update re-lays out the screen: only when something changed
         self._status_key = key
@@ -215,7 +335,13 @@ class TlviewApp(App[int]):
             text.append(f" · {totals.problems} bad lines/md5", style="red")
         if self.flt.active:
             text.append(f" · filter: {self.flt.describe()}", style="cyan")
-        if not finished and total:
+        if self.follow:
+            if self._waiting and not files:
+                text.append(f" · {self._waiting}", style="bold yellow")
+            else:
+                text.append(" · ● LIVE" if self.auto_follow else " · ● live (paused: f)",
+                            style="bold green" if self.auto_follow else "green")
+        elif not finished and total:
             text.append(f" · indexing {done * 100 // total}%", style="bold")
         self.query_one("#status", Static).update(text)
 
@@ -223,7 +349,30 @@ class TlviewApp(App[int]):
 
     @on(Tree.NodeHighlighted, "#tree")
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        if event.node.data is not None and event.node.data.kind == "compile":
+            entries = self.model.compile_entries() if self.model else []
+            if entries and event.node.data is entries[-1]:
+                self._new_unseen = 0
+        self._selected_signature = _signature(event.node.data)
         self.query_one(DetailPane).show(event.node.data)
+
+    async def on_event(self, event: events.Event) -> None:
+        # A user who moves in the tree is reading: stop moving the cursor to the newest compile id.
+        if self.auto_follow and self._caught_up and (
+                (isinstance(event, events.Key) and event.key in USER_MOVES) or isinstance(event, events.Click)):
+            self.auto_follow = False
+            self._status_key = None
+        await super().on_event(event)
+
+    def action_toggle_follow(self) -> None:
+        if not self.follow:
+            self.notify("not following: open with --follow to watch a running job", timeout=3)
+            return
+        self.auto_follow = not self.auto_follow
+        self._new_unseen = 0
+        self._status_key = None
+        self._filter_dirty = True
+        self._tick()
 
     @on(Tree.NodeSelected, "#tree")
     def _selected(self, event: Tree.NodeSelected) -> None:
@@ -361,9 +510,54 @@ class TlviewApp(App[int]):
         box.value = expression
 
 
+def _signature(entry: TreeEntry | None) -> tuple | None:
+    """What the detail pane shows of an entry, in a few numbers: it changes when the node grew."""
+    if entry is None or entry.node is None:
+        return None
+    node = entry.node
+    return (id(node), len(node.artifacts), node.metrics is None, len(node.graph_breaks),
+            len(node.recompile_reasons), len(node.text_records), len(node.dynamic), entry.status)
+
+
 def run_app(path: str, flt: Filter, latest: bool = False) -> int:
     app = TlviewApp(path, flt, latest=latest)
     app.run()
+    return app.return_code or 0
+
+
+def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list[str] | None = None,
+             poll: bool = False, logs: str = "") -> int:
+    """`--follow PATH`, `--follow -` (stdin), `--demo` and `--run -- COMMAND`."""
+    kind = None
+    cleanup = []
+    job = None
+    if demo:
+        from tlview.source.replay import Replay
+
+        path = tempfile.mkdtemp(prefix="tlview-demo-")
+        replay = Replay(path).start()
+        cleanup += [replay.stop, lambda: shutil.rmtree(path, ignore_errors=True)]
+    elif run is not None:
+        from tlview.source.job import Job
+
+        job = Job(run, logs)
+        path = job.folder
+        cleanup.append(job.stop)
+    elif path == "-":
+        from tlview.source.discover import TEXT
+        from tlview.source.stdin_log import StdinCopy
+
+        copy = StdinCopy()
+        path, kind = copy.path, TEXT
+        cleanup.append(copy.remove)
+    app = TlviewApp(path, flt, follow=True, poll=poll, kind=kind, job=job)
+    try:
+        app.run()
+    finally:
+        for step in cleanup:
+            step()
+    if job is not None:
+        print(f"tlview: the job's logs are in {job.folder}")
     return app.return_code or 0
 
 

@@ -147,6 +147,7 @@ class FrameTree(Tree[TreeEntry]):
         return self._by_key.get(key)
 
     def select_key(self, key: tuple, move_only: bool = False) -> bool:
+        """Put the cursor on the entry with `key` (expanding its parents); False if not shown."""
         node = self.node_for_key(key)
         if node is None:
             return False
@@ -156,10 +157,17 @@ class FrameTree(Tree[TreeEntry]):
                 self._materialize(parent)
                 parent.expand()
             parent = parent.parent
-        self.call_after_refresh(self.move_cursor, node)
-        if not move_only:
-            self.call_after_refresh(self.scroll_to_node, node)
+        # After the refresh the lines are laid out; look the key up again then (a rebuild in
+        # between would leave this node stale).
+        self.call_after_refresh(self._move_to_key, key, not move_only)
         return True
+
+    def _move_to_key(self, key: tuple, scroll: bool) -> None:
+        node = self._by_key.get(key)
+        if node is not None and node.tree is self:
+            self.move_cursor(node)
+            if scroll:
+                self.scroll_to_node(node)
 
     def compile_entries_in_order(self) -> list[TreeEntry]:
         return self.model.compile_entries() if self.model else []

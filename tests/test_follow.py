@@ -1,0 +1,117 @@
+"""Following a folder while a writer process appends, adds a rank, truncates and rewrites."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import time
+
+from conftest import CORPUS
+from tlview.model.index import Index
+from tlview.model.live import LiveIndex
+from tlview.report.summary import build_summary
+
+RANK0 = next((CORPUS / "distributed" / "trace").glob("*rank_0*.log"))
+RANK1 = next((CORPUS / "distributed" / "trace").glob("*rank_1*.log"))
+
+WRITER = textwrap.dedent('''
+    import os, random, sys, time
+    folder, rank0, rank1 = sys.argv[1:4]
+    rng = random.Random(7)
+    def append(path, data, pieces):
+        # awkward boundaries: mid-envelope, mid-payload line, right around newlines
+        cuts = sorted(set(rng.sample(range(1, len(data)), pieces)))
+        last = 0
+        with open(path, "ab") as f:
+            for cut in cuts + [len(data)]:
+                f.write(data[last:cut]); f.flush(); last = cut
+                time.sleep(0.002)
+    a = open(rank0, "rb").read()
+    b = open(rank1, "rb").read()
+    p0 = os.path.join(folder, "dedicated_log_torch_trace_rank_0_x.log")
+    p1 = os.path.join(folder, "dedicated_log_torch_trace_rank_1_y.log")
+    os.makedirs(folder)                       # the folder does not exist when following starts
+    append(p0, a[: len(a) // 2], 120)
+    append(p1, b[: len(b) // 3], 80)          # a second rank joins midway
+    with open(p0, "r+b") as f:                # a re-run: rank 0 truncated and written again
+        f.truncate(0)
+    time.sleep(0.05)
+    append(p0, a, 200)
+    append(p1, b[len(b) // 3:], 150)
+    print("done", flush=True)
+''')
+
+
+def _doc(index: Index) -> dict:
+    """The summary, with ranks in rank order (files followed interleave them as they come)."""
+    doc = build_summary(index)
+    doc.pop("sources")
+    doc.pop("notes")
+    for key in ("compiles", "graph_break_summary"):
+        doc[key] = sorted(doc[key], key=lambda entry: -1 if entry["rank"] is None else entry["rank"])
+    return doc
+
+
+def test_follow_a_writer_to_the_same_index_as_from_scratch(tmp_path):
+    folder = tmp_path / "tracedir"
+    live = LiveIndex(str(folder), poll_interval=0.01)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(folder), str(RANK0), str(RANK1)],
+                              stdout=subprocess.PIPE, text=True)
+    waiting_seen = False
+    rebuilt = False
+    records_seen = []
+    deadline = time.monotonic() + 120
+    while writer.poll() is None and time.monotonic() < deadline:
+        update = live.step()
+        waiting_seen |= bool(update.waiting)
+        rebuilt |= update.rebuilt
+        records_seen.append(sum(len(s.offsets) for s in live.index.sources))
+        time.sleep(0.005)
+    assert writer.wait(timeout=60) == 0 and writer.stdout.read().strip() == "done"
+    live.catch_up()
+    live.finish()
+    assert waiting_seen, "the follower said it was waiting for the folder"
+    assert rebuilt, "the truncation of rank 0 was seen"
+    assert any("truncated or replaced" in n for n in live.index.notes)
+    reference = Index.open(str(folder), parallel=False)
+    assert _doc(live.index) == _doc(reference)
+    for a, b in zip(sorted(live.index.sources, key=lambda s: s.path),
+                    sorted(reference.sources, key=lambda s: s.path)):
+        assert list(a.offsets) == list(b.offsets)  # no record lost, none doubled
+    assert reference.totals().records == len(Index.open(str(RANK0)).sources[0].offsets) + \
+        len(Index.open(str(RANK1)).sources[0].offsets)
+
+
+def test_a_file_replaced_by_another_is_reindexed(tmp_path):
+    path = tmp_path / "dedicated_log_torch_trace_a.log"
+    first = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
+    path.write_bytes(first)
+    live = LiveIndex(str(path))
+    live.catch_up()
+    assert live.index.totals().compile_ids == 12
+    replacement = tmp_path / "new.log"
+    replacement.write_bytes(second)
+    replacement.replace(path)  # rotation: a new inode under the same name
+    update = live.step()
+    assert update.rebuilt
+    live.catch_up()
+    live.finish()
+    assert live.index.totals().compile_ids == 15
+
+
+def test_follow_stays_read_only(tmp_path):
+    folder = tmp_path / "t"
+    folder.mkdir()
+    (folder / RANK0.name).write_bytes(RANK0.read_bytes())
+    before = {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()}
+    folder.chmod(0o500)
+    try:
+        live = LiveIndex(str(folder))
+        live.catch_up()
+        live.finish()
+        assert live.index.totals().compile_ids == 8
+    finally:
+        folder.chmod(0o700)
+    assert {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()} == before

@@ -1,0 +1,171 @@
+"""Following a running job: new files in the folder, appends, and files truncated or replaced.
+
+watchfiles only wakes the follower up; a stat poll (1 s by default) backs it, because inotify
+misses writes made by other hosts on NFS. The follower never opens anything for writing and takes
+no lock: it only lists, stats and reads.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import threading
+from dataclasses import dataclass, field
+
+from tlview.source.discover import TEXT, TRACE, FoundLog, NoLogsError, folder_files, rank_from_name, sniff
+
+FIRST_BYTES = 512  # what identifies a file's content: a re-run rewrites its first line
+
+
+@dataclass
+class FollowChanges:
+    new_logs: list[FoundLog] = field(default_factory=list)
+    replaced: list[str] = field(default_factory=list)  # paths truncated, rewritten or rotated
+    waiting: str = ""  # why nothing can be read yet
+
+
+def first_bytes_digest(path: str, size: int = FIRST_BYTES) -> str:
+    try:
+        with open(path, "rb") as f:
+            return hashlib.md5(f.read(size)).hexdigest()
+    except OSError:
+        return ""
+
+
+@dataclass
+class _Known:
+    log: FoundLog
+    inode: tuple
+    head: str  # digest of the first bytes once there were FIRST_BYTES of them
+    head_len: int
+
+
+class Follower:
+    """Finds the logs under `path` as they appear and tells when one was replaced."""
+
+    def __init__(self, path: str, force_polling: bool = False, poll_interval: float = 1.0,
+                 kind: str | None = None) -> None:
+        self.path = path
+        self.force_polling = force_polling
+        self.poll_interval = poll_interval
+        self.kind = kind  # forced kind (stdin is TORCH_LOGS text before its first line arrives)
+        self.known: dict[str, _Known] = {}
+        self._wake = threading.Event()
+        self._stop = threading.Event()
+        self._watcher: threading.Thread | None = None
+
+    # ---- discovery -------------------------------------------------------------------------
+
+    def sync(self, sizes: dict[str, int]) -> FollowChanges:
+        """New logs, and logs replaced since the last call (`sizes`: bytes indexed per path)."""
+        changes = FollowChanges()
+        if not os.path.exists(self.path):
+            changes.waiting = f"waiting for {self.path} to appear"
+            return changes
+        candidates = folder_files(self.path) if os.path.isdir(self.path) else [self.path]
+        for path in candidates:
+            known = self.known.get(path)
+            if known is None:
+                log = self._recognize(path)
+                if log is not None:
+                    self.known[path] = self._identify(log)
+                    changes.new_logs.append(log)
+                continue
+            if self._was_replaced(known, sizes.get(path, 0)):
+                changes.replaced.append(path)
+                self.known[path] = self._identify(known.log)
+        if not self.known:
+            changes.waiting = (f"waiting for trace files in {self.path}" if os.path.isdir(self.path)
+                               else f"waiting for {self.path} to hold a log line")
+        return changes
+
+    def _recognize(self, path: str) -> FoundLog | None:
+        try:
+            if os.path.getsize(path) == 0:
+                return None  # a file just created: its first record is still to come
+        except OSError:
+            return None
+        kind = self.kind or sniff(path)
+        if kind not in (TRACE, TEXT):
+            return None
+        return FoundLog(path, kind, rank_from_name(path))
+
+    def _identify(self, log: FoundLog) -> _Known:
+        try:
+            st = os.stat(log.path)
+            inode = (st.st_dev, st.st_ino)
+            size = st.st_size
+        except OSError:
+            inode, size = (), 0
+        head_len = min(size, FIRST_BYTES)
+        return _Known(log, inode, first_bytes_digest(log.path, head_len), head_len)
+
+    def _was_replaced(self, known: _Known, indexed: int) -> bool:
+        """lnav's checks: a new inode, a file smaller than what was read, other first bytes."""
+        try:
+            st = os.stat(known.log.path)
+        except OSError:
+            return False  # gone for now (rotation in progress): keep what was read
+        if known.inode and (st.st_dev, st.st_ino) != known.inode:
+            return True
+        if st.st_size < indexed:
+            return True
+        if known.head_len and first_bytes_digest(known.log.path, known.head_len) != known.head:
+            return True
+        if known.head_len < FIRST_BYTES and st.st_size > known.head_len:
+            known.head_len = min(st.st_size, FIRST_BYTES)  # the first line grew: remember more
+            known.head = first_bytes_digest(known.log.path, known.head_len)
+        return False
+
+    # ---- waking up ---------------------------------------------------------------------------
+
+    def start(self) -> None:
+        if self._watcher is None and not self.force_polling:
+            self._watcher = threading.Thread(target=self._watch, name="tlview-watch", daemon=True)
+            self._watcher.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._wake.set()
+
+    def wait(self) -> None:
+        """Until a file changed (watchfiles) or the poll interval passed."""
+        self._wake.wait(self.poll_interval)
+        self._wake.clear()
+
+    def _watch(self) -> None:
+        try:
+            from watchfiles import watch
+        except ImportError:
+            return
+        while not self._stop.is_set():
+            target = self._existing_ancestor()
+            try:
+                for _changes in watch(target, stop_event=self._stop, debounce=20, step=10,
+                                      rust_timeout=500, yield_on_timeout=False,
+                                      recursive=target == os.path.abspath(self.path)):
+                    self._wake.set()
+                    if target != self.path and os.path.exists(self.path):
+                        break  # the followed path appeared: watch it instead
+            except (OSError, RuntimeError):
+                self._stop.wait(self.poll_interval)  # e.g. inotify limits: the poll carries on
+
+    def _existing_ancestor(self) -> str:
+        path = os.path.abspath(self.path)
+        while not os.path.exists(path):
+            parent = os.path.dirname(path)
+            if parent == path:
+                break
+            path = parent
+        return path
+
+
+def check_followable(path: str) -> None:
+    """A path to follow may not exist yet; its parent must be a folder we can read."""
+    if path == "-" or os.path.exists(path):
+        if path != "-" and not os.access(path, os.R_OK):
+            raise NoLogsError(f"{path}: not readable (permission denied)")
+        return
+    parent = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(parent) and not os.path.isdir(os.path.dirname(parent)):
+        raise NoLogsError(f"{path}: neither it nor its parent folder exists")
