@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+from pathlib import Path
 import textwrap
 import time
 
@@ -115,3 +117,23 @@ def test_follow_stays_read_only(tmp_path):
     finally:
         folder.chmod(0o700)
     assert {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()} == before
+
+
+def test_run_job_writes_into_a_fresh_folder(tmp_path):
+    """`--run`: the command gets TORCH_TRACE (a new folder) and TORCH_LOGS; its stderr is kept."""
+    from tlview.source.job import Job
+
+    script = ("import os, shutil, sys; shutil.copy(sys.argv[1], os.path.join(os.environ['TORCH_TRACE'], "
+              "'dedicated_log_torch_trace_job.log')); print('logs:', os.environ['TORCH_LOGS'], file=sys.stderr)")
+    job = Job([sys.executable, "-c", script, str(RANK0)], "recompiles,graph_breaks")
+    try:
+        assert job.process.wait(timeout=30) == 0
+        assert job.poll() == 0
+        live = LiveIndex(job.folder)
+        live.catch_up()
+        live.finish()
+        assert live.index.totals().compile_ids == 8
+        text = (Path(job.folder) / "torch_logs.txt").read_text()
+        assert text.strip() == "logs: recompiles,graph_breaks"
+    finally:
+        shutil.rmtree(job.folder, ignore_errors=True)

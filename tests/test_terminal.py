@@ -79,3 +79,19 @@ def test_open_move_filter_quit():
         assert "Traceback" not in screen
     finally:
         term.close()
+
+
+def test_follow_stdin_keeps_the_keyboard():
+    """`job 2>&1 | tlview --follow -`: the piped TORCH_LOGS text is shown, keys come from the tty."""
+    text = CORPUS / "recompiles" / "torch_logs.txt"
+    term = Tmux("tlview-stdin", f"cat {text} | {_tlview_command()} --follow -")
+    try:
+        screen = term.wait_for("12 compile ids")
+        assert "LIVE" in screen and "[3/4]" in screen
+        term.keys("k")
+        term.wait_for("paused")
+        term.keys("q")
+        screen = term.wait_for("EXITED:0")
+        assert "Traceback" not in screen
+    finally:
+        term.close()
