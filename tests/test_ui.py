@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import json
 
 import pytest
+from rich.console import Console
 
 from conftest import CORPUS, SCENARIOS
 from tlview.model.filters import Filter
@@ -32,6 +34,13 @@ async def _until(pilot, predicate, timeout: float = 10.0) -> None:
     while not predicate():
         assert loop.time() < deadline, "timed out"
         await pilot.pause(0.05)
+
+
+def _plain(static) -> str:
+    """What a Static shows, as plain text (its content rendered with rich)."""
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(static.content)
+    return console.export_text()
 
 
 def _visible_lines(view) -> list[str]:
@@ -148,3 +157,42 @@ async def test_a_100k_line_payload_opens(tmp_path):
         assert "[bold]99999[/]" in screen[-1]  # markup in a payload is shown literally
         info = str(app.query_one("#graph-info").render())
         assert "100,000 lines" in info and "md5" not in info
+
+
+async def test_diff_pane_3_1_against_3_0():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        tree = app.query_one(FrameTree)
+        for _ in range(5):  # r: 0/1, 1/1, 2/1, 2/2, 3/1
+            await pilot.press("r")
+            await pilot.pause(0.1)
+        assert tree.cursor_node.data.node.id == "3/1"
+        await pilot.press("8")
+        view = app.query_one("#diff-view", PayloadView)
+        await _until(pilot, lambda: "against [3/0]" in view.text)
+        assert "!!! 3/0: tensor 'x' size mismatch at index 1. expected 8, actual 10" in view.text
+        assert "L['x'] size index 1: 8 -> 10" in view.text
+        assert "+| | +- TENSOR_MATCH" in view.text  # the guard diff
+        await pilot.press("1")  # the summary says why and what to do
+        await pilot.pause(0.2)
+        summary = _plain(app.query_one("#summary-body"))
+        assert "size_mismatch" in summary and "mark_dynamic" in summary
+
+
+async def test_run_pane_and_rank_switcher():
+    app = TlviewApp(str(CORPUS / "distributed" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await _ready(app, pilot)
+        await pilot.press("9")
+        body = app.query_one("#run-body")
+        await _until(pilot, lambda: "Ranks 0,1" in _plain(body))
+        text = _plain(body)
+        assert "[4/1] only on rank(s) 1" in text and "Compile time by compile id" in text
+        await pilot.press("right_square_bracket")  # rank 0
+        await pilot.pause(0.3)
+        entries = app.query_one(FrameTree).model.compile_entries()
+        assert {e.rank for e in entries} == {0} and len(entries) == 8
+        await pilot.press("right_square_bracket", "right_square_bracket")  # rank 1, then all
+        await pilot.pause(0.3)
+        assert len(app.query_one(FrameTree).model.compile_entries()) == 19

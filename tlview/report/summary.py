@@ -8,6 +8,10 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict
 
+from tlview.diagnose.classify import diagnose_node
+from tlview.diagnose.costs import run_summary, timeline
+from tlview.diagnose.ranks import describe as describe_divergence
+from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
@@ -28,6 +32,10 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "totals": totals,
         "compiles": [compile_entry(index, n) for n in nodes],
         "graph_break_summary": graph_break_summary(nodes),
+        "run_summary": run_summary(index, rank),
+        "timeline": timeline(index, rank),
+        "divergence": (div := divergence(index)),
+        "divergence_summary": describe_divergence(div),
         "problems": [_problem(p) for p in index.problems],
         "notes": list(index.notes),
         "unknown_record_kinds": dict(index.unknown_kinds),
@@ -62,6 +70,7 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
         "compile_time_s": metrics.get("entire_frame_compile_time_s"),
         "dynamic": [{"kind": d.kind, "summary": d.summary} for d in node.dynamic],
         "perf_hints": list(node.perf_hints),
+        "diagnosis": [d.as_dict() for d in diagnose_node(node)],
         "problems": [_problem(p) for p in node.problems],
     }
 

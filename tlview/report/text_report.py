@@ -28,6 +28,23 @@ def status_text(status: str) -> Text:
     return Text(f"{symbol} {status}", style=style)
 
 
+CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "failure": "red"}
+PHASE_STYLE = [("dynamo", "blue"), ("aot", "magenta"), ("inductor", "green"), ("codegen", "yellow"),
+               ("backward", "cyan")]
+BAR_WIDTH = 40
+
+
+def timeline_bar(row: dict, longest: float) -> Text:
+    """`[3/1] 10.2 s ████▓▓▓▒▒ ` — one block per phase, scaled to the longest compile."""
+    text = Text(f"  [{row['id']}]".ljust(12))
+    text.append(f"{row['total']:7.2f} s ")
+    for phase, style in PHASE_STYLE:
+        cells = round(row[phase] / longest * BAR_WIDTH)
+        text.append("█" * cells, style=style)
+    text.append(f"  {visible(row['function'] or '')}", style="dim")
+    return text
+
+
 def short_path(location: str) -> str:
     """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
     return location.rsplit("/", 1)[-1]
@@ -102,6 +119,49 @@ def render_report(summary: dict, console: Console) -> None:
                 line.append(f" {one_line(gb['detail'], 100)}", style="italic")
             line.append(f"  [{', '.join(gb['compile_ids'])}]", style="dim")
             console.print(line)
+
+    diagnosed = [(e, d) for e in summary["compiles"] for d in e["diagnosis"]]
+    if diagnosed:
+        console.print(Text("Why, and what to do", style="bold"))
+        seen = set()
+        for e, d in diagnosed:
+            key = (e["rank"], d["kind"], d["cause"], d["why"])
+            if key in seen:
+                continue
+            seen.add(key)
+            line = Text(f"  [{e['id']}] ", style="bold")
+            line.append(f"{d['kind']} · {d['cause']}: ", style=CAUSE_STYLE.get(d["kind"], ""))
+            line.append(one_line(d["why"], 160))
+            console.print(line)
+            console.print(Text(f"      fix: {one_line(d['fix'], 200)}", style="dim"))
+
+    run = summary["run_summary"]
+    if run["recompiling_frames"] or run["graph_breaks"]:
+        console.print(Text(f"Costs (total compile time {run['total_compile_seconds']:.1f} s)", style="bold"))
+        for f in run["recompiling_frames"][:10]:
+            causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
+            line = Text(f"  {f['recompiles']} recompiles ", style="cyan")
+            line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")
+            line.append(f"  {f['seconds']:.1f} s compiling; {causes}", style="dim")
+            console.print(line)
+        for b in run["graph_breaks"][:10]:
+            line = Text(f"  ×{b['count']} break ", style="yellow")
+            line.append(f"{b['cause']}: {one_line(b['why'], 100)}")
+            line.append(f"  {b['seconds']:.1f} s in those compiles", style="dim")
+            console.print(line)
+    if summary["timeline"]:
+        legend = Text("Compile time by compile id (longest first)  ", style="bold")
+        for phase, style in PHASE_STYLE:
+            legend.append("█ ", style=style)
+            legend.append(f"{phase}  ", style="dim")
+        console.print(legend)
+        longest = summary["timeline"][0]["total"] or 1.0
+        for row in summary["timeline"][:12]:
+            console.print(timeline_bar(row, longest))
+    if summary["divergence_summary"]:
+        console.print(Text("Ranks diverge", style="bold red"))
+        for line in summary["divergence_summary"][:30]:
+            console.print(Text(f"  {line}"))
 
     failures = [e for e in summary["compiles"] if e["fail_type"] or e["errors"]]
     if failures:

@@ -387,8 +387,17 @@ class TraceFile:
         rank = fields.get("rank")
         if not isinstance(rank, int) or isinstance(rank, bool):
             rank = None
-        if rank is not None and not self._rank_from_record:
-            self.rank = rank  # a record's own rank wins over the file name's
+        if self.rank_from_name is not None:
+            # One file is one process: the name's rank holds for all its records. Records that say
+            # otherwise were copied from another rank's file (tlparse also goes by the name).
+            if rank is not None and rank != self.rank_from_name and not self._rank_from_record:
+                self._rank_from_record = True
+                self.sink.on_problem(self, self.scanned_to, "rank mismatch",
+                                     f"records say rank {rank}, the file name says rank "
+                                     f"{self.rank_from_name}: going by the file name")
+            rank = self.rank_from_name
+        elif rank is not None and not self._rank_from_record:
+            self.rank = rank  # a process that logged before init_process_group: no rank in its name
             self._rank_from_record = True
         cid = CompileId.from_fields(fields.get("compiled_autograd_id"), fields.get("frame_id"),
                                     fields.get("frame_compile_id"), fields.get("attempt"))

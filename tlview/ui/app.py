@@ -76,6 +76,10 @@ class TlviewApp(App[int]):
         Binding("x", "jump('error', 1)", "Next error", id="next-error"),
         Binding("X", "jump('error', -1)", "Prev error", show=False, id="prev-error"),
         Binding("f", "toggle_follow", "Follow", id="toggle-follow"),
+        Binding("right_square_bracket", "cycle_rank(1)", "Next rank", key_display="]", show=False,
+                id="next-rank"),
+        Binding("left_square_bracket", "cycle_rank(-1)", "Prev rank", key_display="[", show=False,
+                id="prev-rank"),
         Binding("y", "copy_payload", "Copy", id="copy"),
         Binding("e", "open_external", "Pager", id="open-external"),
         *[Binding(str(i + 1), f"show_tab('{tab_id}')", title, show=False, id=f"tab-{tab_id}")
@@ -396,6 +400,22 @@ class TlviewApp(App[int]):
         tree.select_key(target.key)
         tree.focus()
 
+    def action_cycle_rank(self, step: int) -> None:
+        """The rank switcher: all ranks -> rank 0 -> rank 1 -> ... -> all ranks."""
+        ranks = [r for r in self.index.ranks() if r is not None]
+        if len(ranks) < 2:
+            self.notify("these logs have one rank", timeout=2)
+            return
+        choices = [None, *ranks]
+        at = choices.index(self.flt.rank) if self.flt.rank in choices else 0
+        rank = choices[(at + step) % len(choices)]
+        self.flt = Filter(list(self.flt.categories), rank, self.flt.text, self.flt.payload_matches)
+        self._filter_dirty = True
+        self._status_key = None
+        self._tick()
+        self.query_one(DetailPane).refresh_entry()
+        self.notify("all ranks" if rank is None else f"rank {rank}", timeout=1.5)
+
     def action_show_tab(self, tab_id: str) -> None:
         self.query_one(DetailPane).active = tab_id
 
@@ -501,6 +521,8 @@ class TlviewApp(App[int]):
         for tab_id, title, _ in TABS:
             yield SystemCommand(f"Show: {title[2:]}", f"open the {title[2:]} pane",
                                 lambda t=tab_id: self.action_show_tab(t))
+        for rank in [r for r in self.index.ranks() if r is not None]:
+            yield SystemCommand(f"Rank: {rank}", f"show rank {rank} only", lambda r=rank: self._set_filter(f"rank:{r}"))
         yield SystemCommand("Copy payload", "copy the shown payload to the clipboard", self.action_copy_payload)
         yield SystemCommand("Keys", "list every key", self.action_help)
 

@@ -9,11 +9,13 @@ from textual.widgets import TabbedContent, TabPane
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
 from tlview.ui.breaks_pane import BreaksPane
+from tlview.ui.diff_pane import DiffPane
 from tlview.ui.dynamic_pane import DynamicPane
 from tlview.ui.graphs_pane import GraphsPane
 from tlview.ui.guards_pane import GuardsPane
 from tlview.ui.log_pane import LogPane
 from tlview.ui.recompiles_pane import RecompilesPane
+from tlview.ui.run_pane import RunPane
 from tlview.ui.summary_pane import SummaryPane
 
 TABS = [  # id, title, pane class
@@ -24,6 +26,8 @@ TABS = [  # id, title, pane class
     ("breaks", "5 Graph breaks", BreaksPane),
     ("dynamic", "6 Dynamic shapes", DynamicPane),
     ("log", "7 Log", LogPane),
+    ("diff", "8 Diff", DiffPane),
+    ("run", "9 Run", RunPane),
 ]
 
 

@@ -14,7 +14,10 @@ HELP_ROWS = [
               ("Enter", "open the detail of a compile id"), ("Tab / Shift+Tab", "next / previous pane")]),
     ("Jumps", [("b / B", "next / previous graph break"), ("r / R", "next / previous recompile"),
                ("x / X", "next / previous error"), ("Enter on a recompile reason", "go to the compile whose guard failed")]),
-    ("Panes", [("1 … 7", "Summary, Graphs, Guards, Recompiles, Graph breaks, Dynamic shapes, Log"),
+    ("Panes", [("1 … 9", "Summary, Graphs, Guards, Recompiles, Graph breaks, Dynamic shapes, Log, "
+                          "Diff (a recompile against the compile whose guard failed), Run (costs, "
+                          "timeline, ranks)"),
+               ("[ / ]", "previous / next rank (all ranks, 0, 1, ...)"),
                ("y", "copy the shown payload (OSC 52: works over SSH)"), ("e", "open the shown payload in $PAGER / $EDITOR")]),
     ("Filter", [("/", "filter: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N, or text"),
                 ("Esc", "clear the filter")]),

@@ -38,8 +38,8 @@ class PayloadView(ScrollView, can_focus=True):
     BINDINGS = [
         ("j", "scroll_down", "Down"),
         ("k", "scroll_up", "Up"),
-        ("g", "scroll_home", "Top"),
-        ("G", "scroll_end", "Bottom"),
+        ("g", "top", "Top"),
+        ("G", "bottom", "Bottom"),
         ("space", "page_down", "Page down"),
     ]
 
@@ -67,6 +67,12 @@ class PayloadView(ScrollView, can_focus=True):
         self.virtual_size = Size(width + self._gutter + 2, len(self._lines))
         self.scroll_to(0, 0, animate=False)
         self.refresh()
+
+    def action_top(self) -> None:
+        self.scroll_home(animate=False)
+
+    def action_bottom(self) -> None:
+        self.scroll_end(animate=False)
 
     def _highlight(self, index: int) -> Text:
         text = self._cache.get(index)

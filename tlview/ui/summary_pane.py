@@ -8,7 +8,9 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tlview.diagnose.classify import diagnose_node
 from tlview.model.index import Index
+from tlview.report.text_report import CAUSE_STYLE
 from tlview.model.tree import STATUS_SYMBOL, TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.frame_tree import STATUS_STYLE
@@ -46,6 +48,14 @@ def compile_summary(index: Index, entry: TreeEntry) -> Group:
         reasons = node.effective_recompile_reasons()
         where.add_row("recompile of", Text(", ".join(sorted({f"[{r.failed_id}]" for r in reasons if r.failed_id})) or "?"))
     parts.append(where)
+    diagnoses = diagnose_node(node)
+    if diagnoses:
+        parts.append(Text("\nwhy, and what to do", style="bold"))
+        for d in diagnoses:
+            line = Text(f"  {d.kind} · {d.cause}: ", style=CAUSE_STYLE.get(d.kind, ""))
+            line.append(visible(d.why))
+            parts.append(line)
+            parts.append(Text(f"    fix: {visible(d.fix)}", style="dim"))
     stack = node.full_stack()
     if stack:
         parts.append(Text("\nuser stack", style="bold"))

@@ -1,0 +1,127 @@
+"""Diagnosis classes, rank divergence, costs and the recompile diff, on real traces."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from conftest import CORPUS, GENERATED, PEER, json_for
+from tlview.diagnose.diff import describe_change, recompile_diff
+from tlview.diagnose.ranks import divergence
+from tlview.model.index import Index
+
+
+def _causes(doc, cid, kind, rank=None):
+    entry = next(c for c in doc["compiles"] if c["id"] == cid and c["rank"] == rank)
+    return [d["cause"] for d in entry["diagnosis"] if d["kind"] == kind]
+
+
+def test_graph_break_classes():
+    doc = json_for(CORPUS / "graph_breaks" / "trace")
+    assert _causes(doc, "0/0", "graph_break") == ["print_or_logging"]          # print
+    assert _causes(doc, "1/0", "graph_break") == ["data_dependent_branch"]     # if h.sum() > 0
+    assert _causes(doc, "2/0", "graph_break") == ["item_or_tolist"]            # .item()
+    assert _causes(doc, "3/0", "graph_break") == ["item_or_tolist"]            # .tolist()
+    assert _causes(doc, "4/0", "graph_break") == ["skipped_or_c_function"]     # zlib.crc32
+    assert _causes(doc, "5/0", "graph_break") == ["unsupported_construct"]     # next(generator)
+    gen = json_for(GENERATED / "failures" / "trace")
+    assert _causes(gen, "2/0", "graph_break") == ["unsupported_construct"]     # globals()
+    assert _causes(gen, "3/0", "graph_break") == ["dynamic_output_shape"]      # nonzero
+
+
+def test_recompile_classes():
+    doc = json_for(CORPUS / "recompiles" / "trace")
+    assert _causes(doc, "0/1", "recompile") == ["python_value"]                # n == 2
+    assert _causes(doc, "1/1", "recompile") == ["python_value"]                # s == 0.5
+    assert _causes(doc, "2/1", "recompile") == ["requires_grad_mismatch"]
+    assert _causes(doc, "2/2", "recompile") == ["dtype_mismatch"]
+    assert _causes(doc, "3/1", "recompile") == ["size_mismatch"]
+    assert _causes(doc, "3/4", "recompile") == ["recompile_limit", "size_mismatch"]
+    assert _causes(doc, "3/4", "failure") == ["recompile_limit"]
+    limit = next(d for c in doc["compiles"] if c["id"] == "3/4" for d in c["diagnosis"]
+                 if d["cause"] == "recompile_limit" and d["kind"] == "recompile")
+    assert "compile #5" in limit["why"] and "size_mismatch" in limit["why"]
+    dyn = json_for(CORPUS / "dynamic_shapes" / "trace")
+    assert _causes(dyn, "2/1", "recompile") == ["shape_guard"]                 # 2 <= x.size()[0] <= 9
+    assert _causes(dyn, "4/1", "recompile") == ["size_mismatch"]
+    assert _causes(dyn, "1/0", "failure") == ["constraint_violation"]
+    causes = json_for(GENERATED / "recompile_causes" / "trace")
+    assert _causes(causes, "0/1", "recompile") == ["global_state"]             # grad mode
+    assert _causes(causes, "1/1", "recompile") == ["stride_mismatch"]
+    assert _causes(causes, "2/1", "recompile") == ["object_identity"]          # another function
+    assert _causes(causes, "3/1", "recompile") == ["object_identity"]          # another class
+
+
+def test_failure_classes():
+    doc = json_for(GENERATED / "failures" / "trace")
+    backend = next(d for c in doc["compiles"] if c["id"] == "0/0" for d in c["diagnosis"])
+    assert backend["cause"] == "backend_compiler_failed"
+    assert "TORCHDYNAMO_REPRO_AFTER=aot" in backend["fix"] and "TORCHDYNAMO_REPRO_LEVEL=2" in backend["fix"]
+    assert _causes(doc, "5/0", "failure") == ["unsupported"]
+
+
+@pytest.mark.parametrize("scenario", ["graph_breaks", "recompiles", "dynamic_shapes", "model", "distributed"])
+def test_every_recompile_and_break_is_diagnosed(scenario):
+    doc = json_for(CORPUS / scenario / "trace")
+    for entry in doc["compiles"]:
+        kinds = [d["kind"] for d in entry["diagnosis"]]
+        assert kinds.count("graph_break") == len(entry["graph_breaks"])
+        if entry["recompile_reasons"]:
+            assert "recompile" in kinds
+        for d in entry["diagnosis"]:
+            assert d["cause"] != "other" and d["fix"]
+
+
+def test_distributed_divergence_names_rank_1_extra_compile_ids():
+    doc = json_for(CORPUS / "distributed" / "trace")
+    only = {(e["id"], tuple(e["ranks"])) for e in doc["divergence"]["compile_ids"]}
+    assert {("0/1", (1,)), ("4/1", (1,))} <= only
+    assert doc["divergence"]["recompile_counts"]
+    assert any("[4/1] only on rank(s) 1" in line for line in doc["divergence_summary"])
+
+
+def test_peer_divergences_as_tlparse_finds_them(tmp_path):
+    schedule = divergence(Index.open(str(PEER / "inputs" / "multi_rank_schedule")))
+    [entry] = schedule["collective_schedules"]
+    assert entry["id"] == "0/0"
+    assert {tuple(g["ranks"]): g["ops"] for g in entry["groups"]} == {(0, 2): 6, (1,): 4}
+    logs = divergence(Index.open(str(PEER / "inputs" / "multi_rank_logs")))
+    assert logs["compile_ids"] and logs["cache_patterns"]
+    # one log copied as two ranks: nothing diverges
+    twins = tmp_path / "twins"
+    twins.mkdir()
+    for rank in (0, 1):
+        shutil.copy(PEER / "inputs" / "simple.log", twins / f"dedicated_log_torch_trace_rank_{rank}.log")
+    same = divergence(Index.open(str(twins)))
+    assert same["ranks"] == [0, 1]
+    assert not any(same[k] for k in ("compile_ids", "recompile_counts", "cache_patterns", "collective_schedules"))
+    # cache_hit_miss.log beside simple.log: the cache patterns differ
+    pair = tmp_path / "pair"
+    pair.mkdir()
+    shutil.copy(PEER / "inputs" / "simple.log", pair / "dedicated_log_torch_trace_rank_0.log")
+    shutil.copy(PEER / "inputs" / "cache_hit_miss.log", pair / "dedicated_log_torch_trace_rank_1.log")
+    assert divergence(Index.open(str(pair)))["cache_patterns"]
+
+
+def test_recompile_diff_3_1_against_3_0():
+    index = Index.open(str(CORPUS / "recompiles" / "trace"))
+    diff = recompile_diff(index, index.node(None, "3/1"))
+    assert diff.against.id == "3/0"
+    size = next(c for c in diff.changes if c.field == "size")
+    assert (size.source, size.dims, size.before[1], size.after[1]) == ("L['x']", [1], 8, 10)
+    assert any("size=[3, 10]" in line and line.startswith("+") for line in diff.guard_diff)
+    assert any(line.startswith("-    def forward") for line in diff.graph_diff)
+    scalar = recompile_diff(index, index.node(None, "0/1"))
+    assert [describe_change(c) for c in scalar.changes] == ["L['n'] value: 2 -> 3"]
+
+
+def test_run_summary_and_timeline():
+    doc = json_for(CORPUS / "recompiles" / "trace")
+    run = doc["run_summary"]
+    top = run["recompiling_frames"][0]
+    assert top["function"] == "pooled" and top["recompiles"] == 4 and top["causes"] == {
+        "size_mismatch": 4, "recompile_limit": 1}
+    assert run["total_compile_seconds"] > 0
+    assert doc["timeline"][0]["total"] >= doc["timeline"][-1]["total"]
+    assert {"dynamo", "aot", "inductor", "codegen"} <= set(doc["timeline"][0])

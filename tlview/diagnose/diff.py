@@ -1,0 +1,146 @@
+"""A recompile against the compile whose guard failed: the failed guard, the inputs that changed
+(from describe_tensor / describe_source records), and diffs of the guards and of the graphs.
+
+Reads records from disk (describe_* records, guard and graph payloads): call it from a worker.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+
+from tlview.model.compile_node import CompileNode, RecompileReason
+from tlview.model.index import Index
+
+TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
+_GUARD_COMMENT = re.compile(r"\s+#.*$")
+_ADDRESS = re.compile(r"0x[0-9a-f]+")
+
+
+@dataclass
+class InputChange:
+    source: str  # L['x']
+    field: str
+    before: object
+    after: object
+    dims: list[int] = field(default_factory=list)  # for size/stride: the indices that changed
+
+
+@dataclass
+class RecompileDiff:
+    node: CompileNode
+    against: CompileNode | None
+    reason: RecompileReason | None
+    inputs_before: dict[str, dict]
+    inputs_after: dict[str, dict]
+    changes: list[InputChange]
+    guard_diff: list[str]
+    graph_diff: list[str]
+
+
+def inputs_of(index: Index, node: CompileNode) -> dict[str, dict]:
+    """{source: tensor description} from the describe records of a compile (all its attempts)."""
+    nodes = node.compile.attempts if node.compile else [node]
+    tensors: dict[tuple, dict] = {}
+    sources: dict[tuple, str] = {}
+    for attempt in nodes:
+        for source, rec, kind in index.records_of(attempt):
+            if kind not in ("describe_tensor", "describe_source"):
+                continue
+            meta, _line, _payload = source.load_record(rec)
+            info = (meta or {}).get(kind) or {}
+            key = (info.get("describer_id"), info.get("id"))
+            if kind == "describe_tensor":
+                tensors.setdefault(key, info)
+            elif isinstance(info.get("source"), str):
+                sources.setdefault(key, info["source"])
+    out = {}
+    for key, name in sources.items():
+        if key in tensors and name not in out:
+            desc = {f: tensors[key].get(f) for f in TENSOR_FIELDS if f in tensors[key]}
+            desc.setdefault("requires_grad", False)  # torch writes it only when true
+            out[name] = desc
+    return out
+
+
+_VALUE_GUARD = re.compile(r"(?:EQUALS_MATCH|CONSTANT_MATCH|ID_MATCH|TYPE_MATCH): (.+?) == (.+)$")
+
+
+def _guard_values(lines: list[str]) -> dict[str, str]:
+    values = {}
+    for line in lines:
+        m = _VALUE_GUARD.search(line)
+        if m:
+            values[m.group(1).strip()] = m.group(2).strip()
+    return values
+
+
+def _changes(before: dict[str, dict], after: dict[str, dict]) -> list[InputChange]:
+    changes = []
+    for name in sorted(set(before) & set(after)):
+        for f in TENSOR_FIELDS:
+            old, new = before[name].get(f), after[name].get(f)
+            if old == new:
+                continue
+            dims = []
+            if isinstance(old, list) and isinstance(new, list) and len(old) == len(new):
+                dims = [i for i, (a, b) in enumerate(zip(old, new)) if a != b]
+            changes.append(InputChange(name, f, old, new, dims))
+    for name in sorted(set(after) - set(before)):
+        changes.append(InputChange(name, "input", None, "new"))
+    return changes
+
+
+def _payload_lines(node: CompileNode, name: str, clean=None) -> list[str]:
+    for art in node.artifacts:
+        if art.name == name:
+            text = art.load().text
+            lines = text.split("\n")
+            return [clean(line) for line in lines] if clean else lines
+    for attempt in (node.compile.attempts if node.compile else []):
+        if attempt is not node:
+            for art in attempt.artifacts:
+                if art.name == name:
+                    lines = art.load().text.split("\n")
+                    return [clean(line) for line in lines] if clean else lines
+    return []
+
+
+def _clean_guard(line: str) -> str:
+    """Guards without their source comments and object addresses: what differs is the guard."""
+    line = _GUARD_COMMENT.sub("", line)
+    line = _ADDRESS.sub("0x…", line)
+    return "" if line.startswith("Guard latency") else line
+
+
+def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | None = None) -> RecompileDiff:
+    reasons = node.effective_recompile_reasons()
+    reason = reason or (reasons[0] if reasons else None)
+    against = index.failed_guard_target(node, reason) if reason else None
+    after = inputs_of(index, node)
+    before = inputs_of(index, against) if against else {}
+    guards = graph = []
+    changes = _changes(before, after)
+    if against is not None:
+        old_guards = [g for g in _payload_lines(against, "dynamo_cpp_guards_str", _clean_guard) if g]
+        new_guards = [g for g in _payload_lines(node, "dynamo_cpp_guards_str", _clean_guard) if g]
+        guards = list(difflib.unified_diff(old_guards, new_guards, f"[{against.id}] guards",
+                                           f"[{node.id}] guards", lineterm="", n=1))
+        old_values, new_values = _guard_values(old_guards), _guard_values(new_guards)
+        for name in sorted(set(old_values) & set(new_values)):  # Python scalars: the guarded values
+            if old_values[name] != new_values[name] and "0x" not in old_values[name]:
+                changes.append(InputChange(name, "value", old_values[name], new_values[name]))
+        graph = list(difflib.unified_diff(
+            _payload_lines(against, "dynamo_output_graph"), _payload_lines(node, "dynamo_output_graph"),
+            f"[{against.id}] dynamo_output_graph", f"[{node.id}] dynamo_output_graph", lineterm="", n=2))
+    return RecompileDiff(node, against, reason, before, after, changes, guards, graph)
+
+
+def describe_change(change: InputChange) -> str:
+    if change.field == "input":
+        return f"{change.source}: a new input"
+    if change.dims:
+        dims = ", ".join(f"index {i}: {change.before[i]} -> {change.after[i]}" for i in change.dims)
+        return f"{change.source} {change.field} {dims}  ({change.before} -> {change.after})"
+    return f"{change.source} {change.field}: {change.before} -> {change.after}"

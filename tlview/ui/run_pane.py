@@ -1,0 +1,75 @@
+"""The whole run: problems ranked by cost, where compile time goes, and where ranks diverge."""
+
+from __future__ import annotations
+
+from rich.console import Group
+from rich.text import Text
+from textual import work
+from textual.containers import VerticalScroll
+from textual.widgets import Static
+
+from tlview.diagnose.costs import run_summary, timeline
+from tlview.diagnose.ranks import describe, divergence
+from tlview.model.index import Index
+from tlview.model.tree import TreeEntry
+from tlview.report.text_report import PHASE_STYLE, short_path, timeline_bar
+from tlview.textsafe import one_line, visible
+
+
+def run_view(index: Index, rank) -> Group:
+    summary = run_summary(index, rank)
+    rows = timeline(index, rank)
+    parts = [Text(f"Total compile time {summary['total_compile_seconds']:.1f} s"
+                  + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
+    if summary["recompiling_frames"]:
+        parts.append(Text("\nFrames that recompile most", style="bold cyan"))
+        for f in summary["recompiling_frames"][:15]:
+            causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
+            line = Text(f"  {f['recompiles']:>3} ")
+            line.append(visible(f["function"] or "?"), style="bold")
+            line.append(f" {visible(short_path(f['location'] or '?'))}  {f['seconds']:.1f} s  {causes}", style="dim")
+            parts.append(line)
+    if summary["graph_breaks"]:
+        parts.append(Text("\nGraph breaks by how often they happen", style="bold yellow"))
+        for b in summary["graph_breaks"][:15]:
+            line = Text(f"  ×{b['count']:<3}")
+            line.append(f"{b['cause']}: ", style="yellow")
+            line.append(one_line(b["why"], 110))
+            parts.append(line)
+            parts.append(Text(f"        fix: {one_line(b['fix'], 140)}", style="dim"))
+    for failure in summary["failures"]:
+        parts.append(Text(f"\n[{failure['id']}] {failure['cause']}: {one_line(failure['why'], 120)}",
+                          style="red"))
+        parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
+    if rows:
+        legend = Text("\nCompile time by compile id  ", style="bold")
+        for phase, style in PHASE_STYLE:
+            legend.append("█ ", style=style)
+            legend.append(f"{phase} ", style="dim")
+        parts.append(legend)
+        longest = rows[0]["total"] or 1.0
+        parts += [timeline_bar(row, longest) for row in rows[:40]]
+    div = divergence(index)
+    lines = describe(div)
+    if len(div["ranks"]) > 1:
+        parts.append(Text(f"\nRanks {','.join(map(str, div['ranks']))}", style="bold"))
+        if lines:
+            parts += [Text(f"  ⚠ {line}", style="red") for line in lines[:40]]
+        else:
+            parts.append(Text("  the ranks agree: same compile ids, recompiles, cache hits and "
+                              "collective schedules", style="green"))
+    return Group(*parts)
+
+
+class RunPane(VerticalScroll):
+    def compose(self):
+        yield Static(id="run-body")
+
+    def show(self, index: Index, entry: TreeEntry | None) -> None:
+        self.load(index, getattr(self.app, "flt", None))
+
+    @work(thread=True, exclusive=True, group="run-load")
+    def load(self, index: Index, flt) -> None:
+        rank = flt.rank if flt is not None and flt.rank is not None else ...
+        view = run_view(index, rank)
+        self.app.call_from_thread(self.query_one("#run-body", Static).update, view)
