@@ -67,6 +67,7 @@ def test_open_move_filter_quit():
         term.keys("4")  # Recompiles tab
         screen = term.wait_for("n == 2")
         term.keys("/")
+        term.wait_for("Esc: clear")  # the filter bar is open and has the focus
         term.keys(*"errors")
         screen = term.wait_for("11 hidden")
         tree_side = "\n".join(line[:60] for line in screen.splitlines())
