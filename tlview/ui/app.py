@@ -33,6 +33,7 @@ from tlview.model.tree import TreeEntry, TreeModel, build_tree
 from tlview.source.discover import find_logs
 from tlview.source.trace_file import TraceFile
 
+from tlview.textsafe import one_line, visible
 from tlview.ui.detail import TABS, DetailPane
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.help_screen import HelpScreen
@@ -105,6 +106,7 @@ class TlviewApp(App[int]):
         self._quiet_once = False  # after a rebuild, what is there again is not news
         self._new_unseen = 0
         self._selected_signature = None
+        self._run_generation = -1
         self.model: TreeModel | None = None
         self._generation = -1
         self._progress = (0, 0, False)
@@ -274,6 +276,8 @@ class TlviewApp(App[int]):
         elif (tree.cursor_node is None or tree.cursor_node.data is None) and entries:
             tree.select_key(entries[0].key, move_only=True)
         detail = self.query_one(DetailPane)
+        if detail.active == "run" and self._progress_changed():
+            detail.refresh_entry()  # the run's costs and rank divergence, kept live
         cursor = tree.cursor_node.data if tree.cursor_node is not None else None
         if detail.entry is not None and cursor is not None:
             signature = _signature(cursor)
@@ -284,6 +288,10 @@ class TlviewApp(App[int]):
             elif cursor is not detail.entry:
                 detail.entry = cursor
             self._selected_signature = signature
+
+    def _progress_changed(self) -> bool:
+        seen, self._run_generation = self._run_generation, self.index.generation
+        return seen != self._run_generation
 
     def _announce_new(self, entries: list[TreeEntry]) -> None:
         """Toast recompiles, graph breaks and failures as they arrive (after the first catch-up).
@@ -311,7 +319,7 @@ class TlviewApp(App[int]):
         for _, what, node in events_[:3]:
             reason = node.effective_recompile_reasons()[:1]
             detail = reason[0].summary if reason and what == "recompiled" else (node.function() or "")
-            self.notify(f"[{node.id}] {what}: {detail}"[:200], title=what, markup=False,
+            self.notify(one_line(f"[{node.id}] {what}: {detail}", 200), title=what, markup=False,
                         severity="error" if what == "failed" else "warning", timeout=5)
         if shown > 3:
             self.notify(f"and {shown - 3} more", timeout=5)
@@ -327,7 +335,7 @@ class TlviewApp(App[int]):
         files = len(index.sources)
         ranks = [r for r in index.ranks() if r is not None]
         text = Text()
-        text.append(f" {os.path.basename(os.path.normpath(self.path))}", style="bold")
+        text.append(f" {visible(os.path.basename(os.path.normpath(self.path)))}", style="bold")
         text.append(f" · {files} file{'s' if files != 1 else ''}")
         if ranks:
             text.append(f" · ranks {','.join(map(str, ranks))}")

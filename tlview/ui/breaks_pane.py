@@ -42,7 +42,7 @@ def breaks_view(entry: TreeEntry) -> Group:
         for hint in gb.hints:
             parts.append(Text("  hint: " + visible(hint), style="cyan"))
         if gb.url:
-            parts.append(Text("  " + gb.url, style="dim underline"))
+            parts.append(Text("  " + visible(gb.url), style="dim underline"))
         if gb.user_stack:
             parts.append(Text("\n".join("    " + visible(s) for s in gb.user_stack[-6:]), style="dim"))
         parts.append(Text(""))

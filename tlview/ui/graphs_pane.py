@@ -11,6 +11,7 @@ from textual.widgets.option_list import Option
 from tlview.model.compile_node import Artifact
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
+from tlview.textsafe import visible
 from tlview.ui.payload_view import PayloadView
 
 # The order a user walks a compile: Dynamo -> AOT -> Inductor -> code.
@@ -54,7 +55,7 @@ class GraphsPane(Horizontal):
         self._artifacts = graph_artifacts(entry) if entry is not None else []
         options = self.query_one("#graph-list", OptionList)
         options.clear_options()
-        options.add_options([Option(Text(a.label, no_wrap=True, overflow="ellipsis"), id=str(i))
+        options.add_options([Option(Text(visible(a.label), no_wrap=True, overflow="ellipsis"), id=str(i))
                              for i, a in enumerate(self._artifacts)])
         view = self.query_one("#graph-view", PayloadView)
         if self._artifacts:
@@ -73,7 +74,7 @@ class GraphsPane(Horizontal):
     def load(self, artifact: Artifact) -> None:
         payload = artifact.load()
         language = None if artifact.name.endswith(("_json", "_metadata")) or "cache" in artifact.name else "python"
-        info = Text(f"{artifact.label}  {payload.text.count(chr(10)) + 1:,} lines")
+        info = Text(f"{visible(artifact.label)}  {payload.text.count(chr(10)) + 1:,} lines")
         if payload.md5_ok is False or payload.problems:
             info.append("  ⚠ " + "; ".join(payload.problems), style="bold red")
         self.app.call_from_thread(self._loaded, payload.text, language, info)
