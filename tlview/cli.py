@@ -134,9 +134,13 @@ def _tui(args, flt) -> int:
     from tlview.source.discover import NoLogsError, find_logs
 
     try:
-        find_logs(args.path, latest=args.latest)
+        found, _notes = find_logs(args.path, latest=args.latest)
     except NoLogsError as exc:
         return _fail(str(exc))
+    named = {log.rank_from_name for log in found if log.kind == "trace"}
+    if flt.rank is not None and named and None not in named and flt.rank not in named:
+        # every trace file names its rank: a rank not among them is a typo, say so now
+        return _fail(f"rank {flt.rank} is not in these logs; ranks: {', '.join(map(str, sorted(named)))}")
     from tlview.ui.app import run_app
 
     return run_app(args.path, flt, latest=args.latest)

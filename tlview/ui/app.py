@@ -230,6 +230,10 @@ class TlviewApp(App[int]):
         bar.update(total=message.total, progress=message.done)
         if message.finished or (self.follow and self._caught_up):
             bar.display = False
+            ranks = [r for r in self.index.ranks() if r is not None]
+            if message.finished and self.flt.rank is not None and self.flt.rank not in ranks:
+                self.notify(f"rank {self.flt.rank} is not in these logs; ranks: "
+                            f"{', '.join(map(str, ranks)) or 'none'}", severity="error", timeout=8)
             self._tick()
         elif self.follow or self.model is None or not self.model.roots:
             self._tick()  # new compile ids: show them now, not at the next tick

@@ -1,0 +1,49 @@
+"""Bad command lines: a clear message and exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from conftest import CORPUS
+from tlview.cli import main
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--json", "--filter", "recompile,bogus", str(CORPUS / "model" / "trace")],
+     "unknown filter word 'bogus'; valid: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors"),
+    (["--report", "--rank", "7", str(CORPUS / "distributed" / "trace")], "rank 7 is not in these logs; ranks: 0, 1"),
+    (["--json", "--rank", "0", str(CORPUS / "model" / "trace")], "rank 0 is not in these logs; ranks: none"),
+    (["--json", "--filter", "rank:x", str(CORPUS / "model" / "trace")], "rank:x is not a rank number"),
+    (["--json", "--follow", str(CORPUS / "model" / "trace")], "--follow is for the explorer"),
+    (["--report", "-"], "reading stdin needs --follow"),
+    (["--run"], "--run needs a command"),
+    ([], "give a TORCH_TRACE folder or file"),
+    (["--follow", "/nonexistent-root-dir/sub/trace"], "neither it nor its parent folder exists"),
+])
+def test_bad_command_lines(capsys, args, message):
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert message in err and "Traceback" not in err
+
+
+def test_unreadable_path(capsys, monkeypatch, tmp_path):
+    path = tmp_path / "t.log"
+    path.write_bytes(next((CORPUS / "model" / "trace").glob("*.log")).read_bytes())
+    real_access = os.access
+    monkeypatch.setattr(os, "access", lambda p, mode: False if str(p) == str(path) else real_access(p, mode))
+    assert main(["--report", str(path)]) == 2
+    assert "not readable (permission denied)" in capsys.readouterr().err
+
+
+def test_argparse_errors_exit_2_without_traceback():
+    out = subprocess.run([sys.executable, "-m", "tlview", "--rank", "x", "p"], capture_output=True, text=True)
+    assert out.returncode == 2 and "invalid int value" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_tui_with_an_unknown_rank_says_so(capsys):
+    assert main(["--rank", "3", str(CORPUS / "distributed" / "trace")]) == 2
+    assert "rank 3 is not in these logs; ranks: 0, 1" in capsys.readouterr().err

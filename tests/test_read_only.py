@@ -1,0 +1,50 @@
+"""tlview never creates, writes, locks or deletes anything in the folder it reads."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+
+from conftest import CORPUS, run_cli
+from test_ui import SIZE, _ready
+from tlview.ui.app import TlviewApp
+
+
+def _state(folder) -> dict:
+    out = {}
+    for root, dirs, files in os.walk(folder):
+        for name in dirs + files:
+            path = os.path.join(root, name)
+            st = os.stat(path)
+            digest = hashlib.md5(open(path, "rb").read()).hexdigest() if os.path.isfile(path) else "dir"
+            out[os.path.relpath(path, folder)] = (digest, st.st_size, st.st_mtime_ns, st.st_mode)
+    return out
+
+
+async def test_headless_and_tui_leave_the_folder_as_it_was(tmp_path):
+    folder = tmp_path / "scenario"
+    shutil.copytree(CORPUS / "graph_breaks", folder)
+    for root, dirs, files in os.walk(folder):
+        for name in files:
+            os.chmod(os.path.join(root, name), 0o444)
+        os.chmod(root, 0o555)  # no write permission anywhere
+    before = _state(folder)
+    try:
+        assert run_cli("--json", str(folder))[0] == 0
+        assert run_cli("--report", str(folder))[0] == 0
+        app = TlviewApp(str(folder))
+        async with app.run_test(size=SIZE) as pilot:
+            await _ready(app, pilot)
+            for key in ("2", "3", "4", "5", "6", "7", "8", "9", "b", "r"):
+                await pilot.press(key)
+                await pilot.pause(0.1)
+            await app.workers.wait_for_complete()
+        live = TlviewApp(str(folder), follow=True)
+        async with live.run_test(size=SIZE) as pilot:
+            await pilot.pause(1.0)
+        after = _state(folder)
+    finally:
+        for root, dirs, files in os.walk(folder):
+            os.chmod(root, 0o755)
+    assert after == before
