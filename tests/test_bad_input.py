@@ -127,3 +127,13 @@ def test_nothing_to_read_is_one_line_and_exit_2(tmp_path, capsys, make, message,
     assert main([mode, str(path)]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and "Traceback" not in err
+
+
+def test_writer_died_in_the_middle_of_an_envelope(tmp_path, original):
+    records = _records(REAL.read_bytes())
+    last = records[-1].split(b"\n", 1)[0]
+    data = b"".join(records[:-1]) + last[: len(last) - 20]  # cut inside has_payload's md5
+    doc = json_for(_write(tmp_path, data))
+    assert doc["totals"]["records"] == original["totals"]["records"] - 1
+    assert [p["kind"] for p in doc["problems"]] == ["bad json"]
+    assert doc["problems"][0]["line"] == data.count(b"\n") + 1

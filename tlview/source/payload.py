@@ -25,11 +25,12 @@ def decode_region(region: bytes) -> DecodedPayload:
     if not region:
         return DecodedPayload(b"", [], [])
     body = region if region.endswith(b"\n") else region + b"\n"
-    if b"\r\n" in body:
-        body = body.replace(b"\r\n", b"\n")  # a file that went through Windows line endings
     # Fast path: every line starts with TAB (true of every real file we have seen).
     if body[0] == 9 and body.count(b"\n\t") == body.count(b"\n") - 1:
-        return DecodedPayload(body[1:-1].replace(b"\n\t", b"\n"), [], [])
+        text = body[1:-1].replace(b"\n\t", b"\n")
+        if b"\r" in text:  # a file that went through Windows line endings
+            text = text.replace(b"\r\n", b"\n").removesuffix(b"\r")
+        return DecodedPayload(text, [], [])
     lines: list[bytes] = []
     blank: list[int] = []
     bad: list[int] = []
@@ -39,9 +40,11 @@ def decode_region(region: bytes) -> DecodedPayload:
     while pos < end:
         nl = body.find(b"\n", pos)
         line = body[pos:nl]
+        if line.endswith(b"\r"):
+            line = line[:-1]
         if in_payload and line[:1] == b"\t":
             lines.append(line[1:])
-        elif in_payload and (line == b"" or line == b"\r"):
+        elif in_payload and line == b"":
             blank.append(pos)  # tlparse skips blank lines inside a payload; so do we
         else:
             in_payload = False

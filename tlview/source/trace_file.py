@@ -35,6 +35,7 @@ from tlview.source.payload import (
 
 BLOCK_SIZE = 1 << 20  # measured: 1 MiB blocks scan 20% faster than 8 MiB (CPU cache)
 
+_CLOSING = (ord("}"), ord("\r"))
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
 _CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_config": "')
 CONTEXT_KEYS = frozenset(
@@ -235,7 +236,7 @@ class TraceFile:
                 j = find(b"] {", p, eol)
                 h = find(_HAS_PAYLOAD, j, eol) if j > 0 else -1
                 # describe_* records: their value varies, their context tail repeats.
-                if j > 0 and not verify and startswith(b'{"describe_', j + 2):
+                if j > 0 and not verify and startswith(b'{"describe_', j + 2) and data[eol - 1] in _CLOSING:
                     end = h if h > 0 else eol
                     k1 = find(b'"', j + 4, eol)
                     t = data.rfind(b'}, "', k1, end)
@@ -281,7 +282,9 @@ class TraceFile:
         end = h if h >= 0 else eol
         t = data.rfind(b'}, "', k1, end + 1)  # `+ 1`: an empty tail, `{}, "has_payload"`
         ctx = None
-        if t >= 0:
+        # A whole envelope ends with "}"; a torn one (the writer died) goes to the JSON parser,
+        # which says what is wrong with it.
+        if t >= 0 and data[eol - 1] in _CLOSING:
             tail = data[t + 3:end]
             ctx = self._tail_cache.get(tail)
             if ctx is None:
