@@ -16,7 +16,9 @@ or `finish()` is called at the end of a file that is no longer written.
 
 from __future__ import annotations
 
+import hashlib
 import os
+import time
 from array import array
 from dataclasses import dataclass, field
 from typing import Protocol
@@ -474,6 +476,51 @@ class TraceFile:
             meta = None
         decoded = decode_region(raw[eol + 1:] if eol >= 0 else b"")
         return meta, line, decoded
+
+    def load_payload_lines(self, rec: int, chunk: int = 2 << 20) -> tuple[list[str], LoadedPayload]:
+        """A payload as lines, read and decoded a chunk at a time (for a pane, from a worker).
+
+        A 100 MB graph is decoded, hashed and split in steps of `chunk` bytes with a pause
+        between them, so the UI thread gets the GIL in between instead of stalling for seconds.
+        """
+        start, end = self.record_span(rec)
+        head = self.read_range(start, min(end, start + (1 << 20)))
+        eol = head.find(b"\n")
+        if eol < 0 or end - start <= chunk:
+            payload = self.load_payload(rec)
+            return payload.text.split("\n"), payload
+        j = head.find(b"] {", 0, eol)
+        try:
+            meta = orjson.loads(head[j + 2:eol]) if j >= 0 else {}
+        except orjson.JSONDecodeError:
+            meta = {}
+        digest = hashlib.md5()
+        lines: list[str] = []
+        problems: list[str] = []
+        pos = start + eol + 1
+        carry = b""
+        first = True
+        while pos < end or carry:
+            block = carry + (self.read_range(pos, min(end, pos + chunk)) if pos < end else b"")
+            pos = min(end, pos + chunk)
+            cut = block.rfind(b"\n") + 1 if pos < end else len(block)
+            if cut == 0:
+                carry = block
+                continue
+            part, carry = block[:cut], block[cut:]
+            decoded = decode_region(part)
+            digest.update(decoded.text if first else b"\n" + decoded.text)
+            first = False
+            lines.extend(decoded.text.decode("utf-8", "replace").split("\n"))
+            if decoded.bad_lines:
+                problems.append("lines that are not payload follow it (not shown)")
+                break
+            time.sleep(0)  # let the UI thread have the GIL
+        expected = meta.get("has_payload") if isinstance(meta, dict) else None
+        md5_ok = None if not isinstance(expected, str) else digest.hexdigest() == expected
+        if md5_ok is False:
+            problems.insert(0, "md5 mismatch: the payload differs from what torch wrote")
+        return lines, LoadedPayload("", md5_ok, problems)
 
     def load_payload(self, rec: int) -> LoadedPayload:
         """Read a record's payload from disk and verify its md5."""

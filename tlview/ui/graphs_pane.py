@@ -72,15 +72,19 @@ class GraphsPane(Horizontal):
 
     @work(thread=True, exclusive=True, group="graph-load")
     def load(self, artifact: Artifact) -> None:
-        payload = artifact.load()
+        if hasattr(artifact.source, "load_payload_lines"):
+            lines, payload = artifact.source.load_payload_lines(artifact.rec)  # big ones in steps
+        else:
+            payload = artifact.load()
+            lines = payload.text.split("\n")
         language = None if artifact.name.endswith(("_json", "_metadata")) or "cache" in artifact.name else "python"
-        info = Text(f"{visible(artifact.label)}  {payload.text.count(chr(10)) + 1:,} lines")
+        info = Text(f"{visible(artifact.label)}  {len(lines):,} lines")
         if payload.md5_ok is False or payload.problems:
             info.append("  ⚠ " + "; ".join(payload.problems), style="bold red")
-        self.app.call_from_thread(self._loaded, payload.text, language, info)
+        self.app.call_from_thread(self._loaded, lines, language, info)
 
-    def _loaded(self, text: str, language: str | None, info: Text) -> None:
-        self.query_one("#graph-view", PayloadView).set_text(text, language)
+    def _loaded(self, lines: list[str], language: str | None, info: Text) -> None:
+        self.query_one("#graph-view", PayloadView).set_lines(lines, language)
         self.query_one("#graph-info", Static).update(info)
 
     def payload_text(self) -> str:

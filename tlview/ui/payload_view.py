@@ -59,7 +59,11 @@ class PayloadView(ScrollView, can_focus=True):
         return len(self._lines)
 
     def set_text(self, text: str, language: str | None = "python") -> None:
-        self._lines = text.split("\n")
+        self.set_lines(text.split("\n"), language)
+
+    def set_lines(self, lines: list[str], language: str | None = "python") -> None:
+        """Show `lines` (split in a worker thread for a big payload: no stall here)."""
+        self._lines = lines
         self._language = language
         self._cache.clear()
         self._gutter = len(str(len(self._lines))) + 1
