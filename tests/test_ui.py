@@ -169,7 +169,7 @@ async def test_diff_pane_3_1_against_3_0():
             await pilot.pause(0.1)
         assert tree.cursor_node.data.node.id == "3/1"
         await pilot.press("8")
-        view = app.query_one("#diff-view", PayloadView)
+        view = app.query_one("#diff-pane").query_one(PayloadView)
         await _until(pilot, lambda: "against [3/0]" in view.text)
         assert "!!! 3/0: tensor 'x' size mismatch at index 1. expected 8, actual 10" in view.text
         assert "L['x'] size index 1: 8 -> 10" in view.text

@@ -2,24 +2,16 @@
 
 from __future__ import annotations
 
-import asyncio
 import re
 import threading
 import time
 
 from conftest import CORPUS
+from test_ui import _until
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
-
-
-async def _until(pilot, predicate, timeout: float = 20.0) -> None:
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "timed out"
-        await pilot.pause(0.05)
 
 
 def _status(app) -> str:

@@ -2,13 +2,10 @@
 
 from __future__ import annotations
 
-from textual import work
-from textual.containers import Vertical
-
 from tlview.diagnose.diff import describe_change, recompile_diff
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
-from tlview.ui.payload_view import PayloadView
+from tlview.ui.text_pane import TextPane
 
 
 def diff_text(index: Index, entry: TreeEntry) -> str:
@@ -33,20 +30,9 @@ def diff_text(index: Index, entry: TreeEntry) -> str:
     return "\n".join(lines)
 
 
-class DiffPane(Vertical):
-    def compose(self):
-        yield PayloadView(id="diff-view")
+class DiffPane(TextPane):
+    language = "diff"
+    empty_message = "select a recompiled compile id"
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
-        if entry is None or entry.node is None:
-            self.query_one(PayloadView).set_text("select a recompiled compile id", None)
-            return
-        self.load(index, entry)
-
-    @work(thread=True, exclusive=True, group="diff-load")
-    def load(self, index: Index, entry: TreeEntry) -> None:
-        text = diff_text(index, entry)
-        self.app.call_from_thread(self.query_one(PayloadView).set_text, text, "diff")
-
-    def payload_text(self) -> str:
-        return self.query_one(PayloadView).text
+    def text_for(self, index: Index, entry: TreeEntry) -> str:
+        return diff_text(index, entry)

@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-from textual import work
-from textual.containers import Vertical
-
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
-from tlview.ui.payload_view import PayloadView
+from tlview.ui.text_pane import TextPane
 
 
 def guards_text(entry: TreeEntry) -> str:
@@ -34,20 +31,8 @@ def guards_text(entry: TreeEntry) -> str:
     return "\n".join(parts)
 
 
-class GuardsPane(Vertical):
-    def compose(self):
-        yield PayloadView(id="guards-view")
+class GuardsPane(TextPane):
+    language = "python"
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
-        if entry is None or entry.node is None:
-            self.query_one(PayloadView).set_text("select a compile id", None)
-            return
-        self.load(entry)
-
-    @work(thread=True, exclusive=True, group="guards-load")
-    def load(self, entry: TreeEntry) -> None:
-        text = guards_text(entry)
-        self.app.call_from_thread(self.query_one(PayloadView).set_text, text, "python")
-
-    def payload_text(self) -> str:
-        return self.query_one(PayloadView).text
+    def text_for(self, index: Index, entry: TreeEntry) -> str:
+        return guards_text(entry)
