@@ -48,7 +48,8 @@ async def test_follow_a_folder_that_does_not_exist_yet(tmp_path):
         statuses = {e.node.id: e.status for e in tree.model.compile_entries()}
         assert statuses["3/4"] == "error" and statuses["0/1"] == "ok"
         # auto-follow moved the cursor to the newest compile id as they came
-        assert tree.cursor_node.data.node.id == "3/4"
+        await _until(pilot, lambda: tree.cursor_node.data.node is not None
+                     and tree.cursor_node.data.node.id == "3/4")
         await pilot.press("k")  # the user moves: following pauses
         await pilot.pause(0.2)
         assert not app.auto_follow and "paused" in _status(app)

@@ -370,7 +370,10 @@ class TlviewApp(App[int]):
             if entries and event.node.data is entries[-1]:
                 self._new_unseen = 0
         self._selected_signature = _signature(event.node.data)
-        self.query_one(DetailPane).show(event.node.data)
+        try:
+            self.query_one(DetailPane).show(event.node.data)
+        except NoMatches:  # a highlight that arrives while the app shuts down
+            pass
 
     async def on_event(self, event: events.Event) -> None:
         # A user who moves in the tree is reading: stop moving the cursor to the newest compile id.
