@@ -48,7 +48,7 @@ def decode_region(region: bytes) -> DecodedPayload:
             blank.append(pos)  # tlparse skips blank lines inside a payload; so do we
         else:
             in_payload = False
-            if line.strip():
+            if line.strip(b" "):  # the same test as between records: only spaces are blank
                 bad.append(pos)
         pos = nl + 1
     return DecodedPayload(b"\n".join(lines), blank, bad)

@@ -103,6 +103,7 @@ class TraceFile:
     _fast_cache: dict[bytes, tuple[int, int]] = field(default_factory=dict)
     _context_cache: dict[tuple, int] = field(default_factory=dict)
     _event_cache: dict[bytes, dict] = field(default_factory=dict)
+    _verified_rec: int = -1  # the last record whose md5 was checked when it closed
     _open: _OpenRecord | None = None
     _skipping_long_line: bool = False
     _rank_from_record: bool = False
@@ -170,6 +171,21 @@ class TraceFile:
                 self.scanned_to = size
                 self.size = size
         self._close_open(self.scanned_to)
+        self._check_last_record()
+
+    def _check_last_record(self) -> None:
+        """A writer that died mid-record leaves a last payload shorter than its md5 says. With
+        verify_md5 every payload was checked already; otherwise check this one now."""
+        if self.verify_md5 or not self.offsets:
+            return
+        rec = len(self.offsets) - 1
+        if rec == self._verified_rec:
+            return  # its md5 was checked when it closed
+        if self.load_payload(rec).md5_ok is False:
+            self.md5_bad += 1
+            self.sink.on_problem(self, self.offsets[rec], "torn record",
+                                 "the last record's payload does not match its md5: cut short "
+                                 "(the writer stopped mid-record) or edited")
 
     # ---- handing a half-indexed file between processes (model/parallel.py) ------------------
 
@@ -427,6 +443,7 @@ class TraceFile:
         if rec.md5 or rec.wants_payload:
             decoded = self._decode(rec.payload_start, end)
             if rec.md5:
+                self._verified_rec = rec.rec
                 if md5_hex(decoded.text) == rec.md5:
                     self.md5_ok += 1
                 else:
