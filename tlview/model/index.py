@@ -95,8 +95,6 @@ class Index:
         self.cache_events: dict[str, int] = {}
         self.notes: list[str] = []
         self.pytorch_version: str | None = None
-        self.totals_graph_breaks = 0
-        self.totals_errors = 0
         self.generation = 0  # bumped whenever something new was indexed
         self.lock = threading.RLock()  # the UI reads while a worker feeds
         self._contexts: list[tuple[int | None, CompileId | None]] = []
@@ -187,10 +185,6 @@ class Index:
     @property
     def bytes_read(self) -> int:
         return sum(s.scanned_to for s in self.sources)
-
-    @property
-    def has_trace(self) -> bool:
-        return any(isinstance(s, TraceFile) for s in self.sources)
 
     # ---- the sink the scanners call --------------------------------------------------------
 
@@ -354,18 +348,6 @@ class Index:
 
     # ---- records of a node (read lazily from the arrays) -----------------------------------
 
-    def record_counts(self, node: CompileNode) -> dict[str, int]:
-        counts: dict[str, int] = {}
-        for source in self.sources:
-            if not isinstance(source, TraceFile):
-                continue
-            codes = {code for code, n in enumerate(self._context_nodes) if n is node}
-            for kind_code, ctx in zip(source.kinds, source.contexts):
-                if ctx in codes:
-                    name = source.kind_names[kind_code]
-                    counts[name] = counts.get(name, 0) + 1
-        return counts
-
     def records_of(self, node: CompileNode) -> Iterator[tuple[TraceFile, int, str]]:
         for source in self.sources:
             if not isinstance(source, TraceFile):
@@ -375,6 +357,3 @@ class Index:
                 if ctx in codes:
                     yield source, rec, source.kind_names[source.kinds[rec]]
 
-
-def index_path(path: str, **kwargs) -> Index:
-    return Index.open(os.fspath(path), **kwargs)

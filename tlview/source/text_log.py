@@ -73,7 +73,6 @@ class TextLog:
     lines: int = 0
     glog_lines: int = 0
     ranks: set = field(default_factory=set)
-    identity: tuple = ()
     _open: dict = field(default_factory=dict)  # pid (or None for plain lines) -> _Open
     _fd: int | None = None
 
@@ -92,10 +91,7 @@ class TextLog:
 
     def feed(self, limit: int | None = None) -> int:
         fd = self._open_fd()
-        st = os.fstat(fd)
-        self.size = st.st_size
-        if not self.identity:
-            self.identity = (st.st_dev, st.st_ino)
+        self.size = os.fstat(fd).st_size
         start = self.scanned_to
         end = self.size if limit is None else min(self.size, start + limit)
         pos = start

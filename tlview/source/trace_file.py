@@ -97,7 +97,6 @@ class TraceFile:
     size: int = 0
     md5_ok: int = 0
     md5_bad: int = 0
-    identity: tuple = ()  # (st_dev, st_ino, first line) when the scan started: detects replacement
     _kind_codes: dict[bytes, int] = field(default_factory=dict)
     _tail_cache: dict[bytes, int] = field(default_factory=dict)
     _fast_cache: dict[bytes, tuple[int, int]] = field(default_factory=dict)
@@ -131,10 +130,7 @@ class TraceFile:
     def feed(self, limit: int | None = None) -> int:
         """Index what was appended since the last call (up to `limit` bytes); return bytes read."""
         fd = self._open_fd()
-        st = os.fstat(fd)
-        self.size = st.st_size
-        if not self.identity:
-            self.identity = (st.st_dev, st.st_ino)
+        self.size = os.fstat(fd).st_size
         start = self.scanned_to
         end = self.size if limit is None else min(self.size, start + limit)
         pos = start

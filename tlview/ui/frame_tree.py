@@ -169,9 +169,6 @@ class FrameTree(Tree[TreeEntry]):
             if scroll:
                 self.scroll_to_node(node)
 
-    def compile_entries_in_order(self) -> list[TreeEntry]:
-        return self.model.compile_entries() if self.model else []
-
     # ---- keys ------------------------------------------------------------------------------
 
     def action_expand_node(self) -> None:
