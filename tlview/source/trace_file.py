@@ -218,6 +218,7 @@ class TraceFile:
             self._skipping_long_line = False
         find = data.find
         startswith = data.startswith
+        has_payload = _HAS_PAYLOAD
         fast = self._fast_cache
         tail_cache = self._tail_cache
         kind_codes = self._kind_codes
@@ -235,13 +236,14 @@ class TraceFile:
             eol = find(b"\n", p, cut)
             # Fast path: chromium events repeat their envelope exactly but for the timestamp (21
             # bytes) and the md5 (last 50 bytes): that middle part keys a cache of (kind, context).
-            hit = fast.get(data[p + 22:eol - 50]) if startswith(_HAS_PAYLOAD, eol - 50) else None
+            hit = fast.get(data[p + 22:eol - 50]) if startswith(has_payload, eol - 50) else None
             if hit is not None:
                 if self._open is not None:
                     self._close_open(base + p)
                 offsets_append(base + p)
-                kinds_append(hit[0])
-                contexts_append(hit[1])
+                code, ctx = hit
+                kinds_append(code)
+                contexts_append(ctx)
                 if verify:
                     self._open = _OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
                                              self.kind_names[hit[0]], None, hit[1],
