@@ -133,14 +133,15 @@ def index_with_pool(index, source: TraceFile, progress, cancelled, workers: int 
                     first: int = 8 << 20, step: int = 48 << 20) -> None:
     """Index a file not read yet: the first range here (the first screen comes from it), the
     rest in a process pool."""
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
     start = next_envelope(source, first)
     index.feed(source, limit=start)
     progress()
     if start is None:
         return
+    # Imported only now: the first screen needs the first range, not the pool.
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     starts = [start]
     while (following := next_envelope(source, starts[-1] + step)) is not None:
         starts.append(following)
