@@ -47,3 +47,15 @@ def test_argparse_errors_exit_2_without_traceback():
 def test_tui_with_an_unknown_rank_says_so(capsys):
     assert main(["--rank", "3", str(CORPUS / "distributed" / "trace")]) == 2
     assert "rank 3 is not in these logs; ranks: 0, 1" in capsys.readouterr().err
+
+
+def test_an_internal_error_is_one_line(capsys, monkeypatch):
+    from tlview.report import summary
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(summary, "build_summary", broken)
+    assert main(["--json", str(CORPUS / "model" / "trace")]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "internal error: RuntimeError: boom" in err and "Traceback" not in err

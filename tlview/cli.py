@@ -51,6 +51,20 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 ok, 2 a bad command line or nothing to read, 1 an error of tlview's own."""
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        return 130
+    except Exception as exc:  # noqa: BLE001 - users get one line; TLVIEW_DEBUG=1 shows the traceback
+        if os.environ.get("TLVIEW_DEBUG"):
+            raise
+        print(f"tlview: internal error: {type(exc).__name__}: {exc} (TLVIEW_DEBUG=1 shows where; "
+              "please report it)", file=sys.stderr)
+        return 1
+
+
+def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     from tlview.model.filters import Filter, FilterError
