@@ -73,6 +73,8 @@ async def test_toasts_when_recompiles_arrive_after_catching_up(tmp_path):
         tree = app.query_one(FrameTree)
         await _until(pilot, lambda: tree.model is not None and len(tree.model.compile_entries()) >= 1)
         await _until(pilot, lambda: app._caught_up)
+        statuses = {e.node.id: e.status for e in tree.model.compile_entries() if e.kind == "compile"}
+        assert statuses["0/0"] == "ok" and statuses["0/1"] == "compiling"  # under way: no metrics yet
         with open(path, "ab") as f:
             f.write(b"".join(records[first_recompile:]))
         await _until(pilot, lambda: len(tree.model.compile_entries()) == 12)

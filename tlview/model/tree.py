@@ -14,7 +14,7 @@ from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
 
-STATUS_SYMBOL = {"ok": "✓", "break": "◐", "error": "✗", "empty": "○", "missing": "?"}
+STATUS_SYMBOL = {"ok": "✓", "break": "◐", "error": "✗", "empty": "○", "missing": "?", "compiling": "…"}
 
 
 @dataclass(eq=False)
@@ -75,8 +75,11 @@ class TreeModel:
         return self._compile_entries[index]
 
 
-def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
+def build_tree(index: Index, flt: Filter | None = None, live: bool = False) -> TreeModel:
+    """With `live`, the newest compile of each rank that has no metrics yet is `compiling`
+    (while following, "missing" would be wrong for a compile still under way)."""
     flt = flt or Filter()
+    newest = _newest_compiles(index) if live else set()
     # Snapshots (one C-level copy each, under the GIL), not the lock: the UI must never
     # wait for an indexing chunk.
     frames = [(key, list(compiles)) for key, compiles in list(index.frames.items())]
@@ -94,7 +97,8 @@ def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
             attempts = list(compile_.attempts)
             if flt.active and not any(flt.matches(index, n) for n in attempts):
                 continue
-            compile_entries.append(_compile_entry(rank, compile_, attempts))
+            compile_entries.append(_compile_entry(rank, compile_, attempts,
+                                                  live=id(compile_) in newest))
         if not compile_entries:
             continue
         count = sum(1 + len(e.children) for e in compile_entries)
@@ -122,8 +126,18 @@ def build_tree(index: Index, flt: Filter | None = None) -> TreeModel:
     return TreeModel(roots, shown, total - shown, multi_rank)
 
 
-def _compile_entry(rank, compile_: Compile, attempts: list[CompileNode]) -> TreeEntry:
+def _newest_compiles(index: Index) -> set[int]:
+    newest: dict = {}
+    for node in index.iter_nodes():
+        if node.compile is not None and (node.rank not in newest or node.seq > newest[node.rank].seq):
+            newest[node.rank] = node
+    return {id(n.compile) for n in newest.values()}
+
+
+def _compile_entry(rank, compile_: Compile, attempts: list[CompileNode], live: bool = False) -> TreeEntry:
     status = compile_.status
+    if live and status == "missing":
+        status = "compiling"
     head = attempts[0]
     entry = TreeEntry(("cid", rank, head.cid), "compile", compile_label(head, status), status,
                       head, compile_, rank)

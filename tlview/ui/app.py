@@ -255,7 +255,7 @@ class TlviewApp(App[int]):
 
     def _render_tree(self, rebuild: bool) -> None:
         tree = self.query_one(FrameTree)
-        self.model = build_tree(self.index, self.flt)
+        self.model = build_tree(self.index, self.flt, live=self.follow)
         tree.show_model(self.model, rebuild=rebuild)
         entries = self.model.compile_entries()
         if self.follow:

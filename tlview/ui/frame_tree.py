@@ -16,7 +16,7 @@ from tlview.textsafe import visible
 
 EXPAND_LIMIT = 300
 STATUS_STYLE = {"ok": "green", "break": "yellow", "error": "bold red", "empty": "dim",
-                "missing": "magenta"}
+                "missing": "magenta", "compiling": "cyan"}
 
 
 def entry_label(entry: TreeEntry) -> Text:

@@ -42,7 +42,8 @@ class HelpScreen(ModalScreen[None]):
             for key, what in rows:
                 table.add_row(key, what)
         table.add_row("", "")
-        table.add_row("", Text("Status symbols: ✓ ok  ◐ break (restarted)  ✗ error  ○ empty graph  ? no metrics.\n"
+        table.add_row("", Text("Status symbols: ✓ ok  ◐ break (restarted)  ✗ error  ○ empty graph  ? no metrics  "
+                               "… compiling (live).\n"
                                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.", style="dim"))
         with VerticalScroll():
             yield Static(table)

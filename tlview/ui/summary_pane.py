@@ -33,7 +33,7 @@ def _kv_table() -> Table:
 def compile_summary(index: Index, entry: TreeEntry) -> Group:
     node = entry.node
     compile_ = entry.compile
-    status = compile_.status
+    status = entry.status or compile_.status  # "compiling" while following
     parts = []
     title = Text(f"{STATUS_SYMBOL[status]} [{node.id}] {status}", style=STATUS_STYLE[status])
     if node.rank is not None:
