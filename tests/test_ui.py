@@ -13,7 +13,6 @@ from rich.console import Console
 from conftest import CORPUS, SCENARIOS
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
-from tlview.ui.detail import DetailPane
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
 

@@ -18,7 +18,7 @@ from typing import Iterator
 from tlview.model import handlers as H
 from tlview.model.compile_id import CompileId
 from tlview.model.compile_node import Artifact, Compile, CompileNode, TextRecord
-from tlview.source.discover import TEXT, TRACE, FoundLog, find_logs
+from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.text_log import TextLog
 from tlview.source.trace_file import TraceFile
 

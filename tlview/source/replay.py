@@ -7,7 +7,6 @@ import gzip
 import os
 import re
 import threading
-import time
 from importlib import resources
 
 GLOG_TIME = re.compile(rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} (\d\d):(\d\d):(\d\d)\.(\d{6}) ")
