@@ -26,6 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import CORPUS  # noqa: E402
 
+from tlview.model.totals import totals as index_totals  # noqa: E402
 from tlview.ui.app import TlviewApp  # noqa: E402
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log"))
@@ -38,8 +39,8 @@ class TimedApp(TlviewApp):
         super().__init__(*args, **kwargs)
         self.renders: list[tuple[float, int]] = []
 
-    def _render_status(self) -> None:
-        super()._render_status()
+    def refresh_views(self) -> None:
+        super().refresh_views()
         self.renders.append((time.perf_counter(), sum(len(s.offsets) for s in self.index.sources)))
 
 
@@ -117,13 +118,13 @@ async def soak(minutes: float) -> list[tuple[float, float, int, int]]:
         while writer.poll() is None:
             elapsed = time.monotonic() - start
             if elapsed >= next_sample:
-                totals = app.index.totals()
+                totals = index_totals(app.index)
                 samples.append((elapsed / 60, rss_mb(), totals.records, totals.compile_ids))
                 next_sample += 60
             await pilot.pause(0.5)
             app.renders.clear()
         await pilot.pause(2)
-        totals = app.index.totals()
+        totals = index_totals(app.index)
         samples.append(((time.monotonic() - start) / 60, rss_mb(), totals.records, totals.compile_ids))
     return samples
 

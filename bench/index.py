@@ -25,11 +25,12 @@ from synth import build_trace, prefix_at_record  # noqa: E402
 CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from tlview.model.index import Index
+from tlview.model.indexing import open_index
+from tlview.model.totals import totals as index_totals
 t1 = time.perf_counter()
-index = Index.open(sys.argv[1], verify_md5=False, parallel=sys.argv[2] == "1")
+index = open_index(sys.argv[1], verify_md5=False, parallel_ok=sys.argv[2] == "1")
 t2 = time.perf_counter()
-totals = index.totals()
+totals = index_totals(index)
 print(json.dumps({"import_s": t1 - t0, "index_s": t2 - t1,
                   "rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
                   "child_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,

@@ -21,7 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import BENCH_DIR, CORPUS  # noqa: E402
 from ui import TimedApp  # noqa: E402
 
-from tlview.model.index import Index  # noqa: E402
+from tlview.model.indexing import open_index  # noqa: E402
+from tlview.model.totals import totals as index_totals  # noqa: E402
 from tlview.ui.payload_view import PayloadView  # noqa: E402
 
 SOURCE = next((CORPUS / "recompiles" / "trace").glob("*.log"))
@@ -70,13 +71,13 @@ def million_record_trace(count: int = 1_000_000) -> Path:
 def kept_by_index(path: Path) -> tuple[float, float, int]:
     """(index seconds, MB the index keeps, records): timed without tracemalloc, measured with."""
     t = time.perf_counter()
-    Index.open(str(path), parallel=False).close()
+    open_index(str(path), parallel_ok=False).close()
     seconds = time.perf_counter() - t
     tracemalloc.start()
-    index = Index.open(str(path), parallel=False)
+    index = open_index(str(path), parallel_ok=False)
     kept = tracemalloc.get_traced_memory()[0] / 1e6
     tracemalloc.stop()
-    records = index.totals().records
+    records = index_totals(index).records
     index.close()
     return seconds, kept, records
 

@@ -22,6 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import CORPUS  # noqa: E402
 
+from tlview.model.totals import totals as index_totals  # noqa: E402
 from tlview.ui.app import TlviewApp  # noqa: E402
 
 WRITER = textwrap.dedent('''
@@ -83,12 +84,12 @@ async def soak(minutes: float, rate: float) -> None:
         while any(w.poll() is None for w in writers.values()):
             elapsed = time.monotonic() - start
             if elapsed >= next_sample:
-                samples.append((elapsed / 60, rss_mb(), app.index.totals().records))
+                samples.append((elapsed / 60, rss_mb(), index_totals(app.index).records))
                 next_sample += 30
             await pilot.pause(0.5)
         await pilot.pause(3)  # the last appends
         written = {r: w.stdout.read().split() for r, w in writers.items()}
-        samples.append(((time.monotonic() - start) / 60, rss_mb(), app.index.totals().records))
+        samples.append(((time.monotonic() - start) / 60, rss_mb(), index_totals(app.index).records))
         cpu0, t0 = sum(os.times()[:2]), time.monotonic()
         await pilot.pause(20)  # idle: the writers are gone
         idle_cpu = (sum(os.times()[:2]) - cpu0) / (time.monotonic() - t0) * 100

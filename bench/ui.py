@@ -23,7 +23,6 @@ from synth import CORPUS, build_many_compile_ids, build_trace  # noqa: E402
 from textual import events  # noqa: E402
 
 from tlview.ui.app import TlviewApp  # noqa: E402
-from tlview.ui.frame_tree import FrameTree  # noqa: E402
 
 
 class TimedApp(TlviewApp):
@@ -51,8 +50,7 @@ async def measure(path: Path, presses: int) -> dict:
     start = time.perf_counter()
     app = TimedApp(str(path))
     async with app.run_test(size=(160, 48)) as pilot:
-        tree = app.query_one(FrameTree)
-        while not (tree.model and tree.model.roots):
+        while not app.model.roots:
             await pilot.pause(0.005)
         await pilot.pause()  # that frame painted
         first = time.perf_counter() - start
@@ -62,7 +60,7 @@ async def measure(path: Path, presses: int) -> dict:
         for i in range(presses):
             await pilot.press("jjjkr"[i % 5])
             await pilot.pause(0.06)
-        ids = len(tree.model.compile_entries())
+        ids = len(app.model.compile_entries())
     return {"first": first, "indexed": indexed, "keys": app.latencies, "ids": ids}
 
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import CORPUS, GENERATED, PEER, json_for
 from tlview.diagnose.diff import describe_change, recompile_diff
 from tlview.diagnose.ranks import divergence
-from tlview.model.index import Index
+from tlview.model.indexing import open_index
 
 
 def _causes(doc, cid, kind, rank=None):
@@ -82,18 +82,18 @@ def test_distributed_divergence_names_rank_1_extra_compile_ids():
 
 
 def test_peer_divergences_as_tlparse_finds_them(tmp_path):
-    schedule = divergence(Index.open(str(PEER / "inputs" / "multi_rank_schedule")))
+    schedule = divergence(open_index(str(PEER / "inputs" / "multi_rank_schedule")))
     [entry] = schedule["collective_schedules"]
     assert entry["id"] == "0/0"
     assert {tuple(g["ranks"]): g["ops"] for g in entry["groups"]} == {(0, 2): 6, (1,): 4}
-    logs = divergence(Index.open(str(PEER / "inputs" / "multi_rank_logs")))
+    logs = divergence(open_index(str(PEER / "inputs" / "multi_rank_logs")))
     assert logs["compile_ids"] and logs["cache_patterns"]
     # one log copied as two ranks: nothing diverges
     twins = tmp_path / "twins"
     twins.mkdir()
     for rank in (0, 1):
         shutil.copy(PEER / "inputs" / "simple.log", twins / f"dedicated_log_torch_trace_rank_{rank}.log")
-    same = divergence(Index.open(str(twins)))
+    same = divergence(open_index(str(twins)))
     assert same["ranks"] == [0, 1]
     assert not any(same[k] for k in ("compile_ids", "recompile_counts", "cache_patterns", "collective_schedules"))
     # cache_hit_miss.log beside simple.log: the cache patterns differ
@@ -101,11 +101,11 @@ def test_peer_divergences_as_tlparse_finds_them(tmp_path):
     pair.mkdir()
     shutil.copy(PEER / "inputs" / "simple.log", pair / "dedicated_log_torch_trace_rank_0.log")
     shutil.copy(PEER / "inputs" / "cache_hit_miss.log", pair / "dedicated_log_torch_trace_rank_1.log")
-    assert divergence(Index.open(str(pair)))["cache_patterns"]
+    assert divergence(open_index(str(pair)))["cache_patterns"]
 
 
 def test_recompile_diff_3_1_against_3_0():
-    index = Index.open(str(CORPUS / "recompiles" / "trace"))
+    index = open_index(str(CORPUS / "recompiles" / "trace"))
     diff = recompile_diff(index, index.node(None, "3/1"))
     assert diff.against.id == "3/0"
     size = next(c for c in diff.changes if c.field == "size")

@@ -11,6 +11,8 @@ import time
 
 from conftest import CORPUS
 from tlview.model.index import Index
+from tlview.model.indexing import open_index
+from tlview.model.totals import totals
 from tlview.model.live import LiveIndex
 from tlview.report.summary import build_summary
 
@@ -76,13 +78,13 @@ def test_follow_a_writer_to_the_same_index_as_from_scratch(tmp_path):
     assert waiting_seen, "the follower said it was waiting for the folder"
     assert rebuilt, "the truncation of rank 0 was seen"
     assert any("truncated or replaced" in n for n in live.index.notes)
-    reference = Index.open(str(folder), parallel=False)
+    reference = open_index(str(folder), parallel_ok=False)
     assert _doc(live.index) == _doc(reference)
     for a, b in zip(sorted(live.index.sources, key=lambda s: s.path),
                     sorted(reference.sources, key=lambda s: s.path)):
         assert list(a.offsets) == list(b.offsets)  # no record lost, none doubled
-    assert reference.totals().records == len(Index.open(str(RANK0)).sources[0].offsets) + \
-        len(Index.open(str(RANK1)).sources[0].offsets)
+    assert totals(reference).records == len(open_index(str(RANK0)).sources[0].offsets) + \
+        len(open_index(str(RANK1)).sources[0].offsets)
 
 
 def test_a_file_replaced_by_another_is_reindexed(tmp_path):
@@ -92,7 +94,7 @@ def test_a_file_replaced_by_another_is_reindexed(tmp_path):
     path.write_bytes(first)
     live = LiveIndex(str(path))
     live.catch_up()
-    assert live.index.totals().compile_ids == 12
+    assert totals(live.index).compile_ids == 12
     replacement = tmp_path / "new.log"
     replacement.write_bytes(second)
     replacement.replace(path)  # rotation: a new inode under the same name
@@ -100,7 +102,7 @@ def test_a_file_replaced_by_another_is_reindexed(tmp_path):
     assert update.rebuilt
     live.catch_up()
     live.finish()
-    assert live.index.totals().compile_ids == 15
+    assert totals(live.index).compile_ids == 15
 
 
 def test_follow_stays_read_only(tmp_path):
@@ -113,7 +115,7 @@ def test_follow_stays_read_only(tmp_path):
         live = LiveIndex(str(folder))
         live.catch_up()
         live.finish()
-        assert live.index.totals().compile_ids == 8
+        assert totals(live.index).compile_ids == 8
     finally:
         folder.chmod(0o700)
     assert {p.name: (p.stat().st_mtime_ns, p.stat().st_size) for p in folder.iterdir()} == before
@@ -132,7 +134,7 @@ def test_run_job_writes_into_a_fresh_folder(tmp_path):
         live = LiveIndex(job.folder)
         live.catch_up()
         live.finish()
-        assert live.index.totals().compile_ids == 8
+        assert totals(live.index).compile_ids == 8
         text = (Path(job.folder) / "torch_logs.txt").read_text()
         assert text.strip() == "logs: recompiles,graph_breaks"
     finally:

@@ -4,13 +4,9 @@ in --report, in --json, in every pane and in a real terminal."""
 from __future__ import annotations
 
 import json
-import subprocess
 
-from conftest import FIXTURES, run_cli
-from test_terminal import TMUX, Tmux, _tlview_command
-from test_ui import SIZE, _plain, _ready, _until, _visible_lines
+from conftest import FIXTURES, SIZE, plain, press, ready, run_cli, tlview_command, until, visible_lines
 from tlview.ui.app import TlviewApp
-from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
 
 HOSTILE = FIXTURES / "hostile"
@@ -37,41 +33,35 @@ def test_json_keeps_the_text_exactly():
 async def test_every_pane_shows_it_literally():
     app = TlviewApp(str(HOSTILE))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
-        tree = app.query_one(FrameTree)
-        frame_label = next(n for n in tree.root.children).label.plain
+        await ready(app, pilot)
+        frame_label = next(n for n in app.tree.root.children).label.plain
         assert "fn_[bold red]x[/]" in frame_label and "\x1b" not in frame_label
-        summary = _plain(app.query_one("#summary-body"))  # [0/0]: its function name
+        summary = plain(app.query_one("#summary-body"))  # [0/0]: its function name
         assert "fn_[bold red]x[/] [link=https://evil.example]click[/link] \\x1b[2J" in summary
         await pilot.press("2")  # Graphs: the hostile Dynamo graph of [0/0]
         view = app.query_one("#graph-view", PayloadView)
-        await _until(pilot, lambda: "pwned" in view.text)
-        shown = "\n".join(view._highlight(i).plain for i in range(view.line_count))  # as rendered
+        await until(pilot, lambda: "pwned" in view.text)
+        shown = "\n".join(view.highlighted(i).plain for i in range(view.line_count))  # as rendered
         assert "# [bold red]x[/]" in shown and "\\x1b]52;c;cHduZWQ=\\x07" in shown
         assert not any(ch in shown for ch in RAW)
-        assert "\x1b" not in "\n".join(_visible_lines(view))
-        await pilot.press("r", "4")  # [0/1]: the hostile recompile reason
-        await pilot.pause(0.3)
+        assert "\x1b" not in "\n".join(visible_lines(view))
+        await press(pilot, "r", "4")  # [0/1]: the hostile recompile reason
         prompt = app.query_one("#recompile-list").get_option_at_index(0).prompt.plain
         assert "[bold red]x[/]" in prompt and "\\x1b[2J" in prompt and "\x1b" not in prompt
         await pilot.press("b", "5")  # [3/0]: the hostile graph break
-        await _until(pilot, lambda: "click[/link]" in _plain(app.query_one("#breaks-body")))
-        breaks = _plain(app.query_one("#breaks-body"))
+        await until(pilot, lambda: "click[/link]" in plain(app.query_one("#breaks-body")))
+        breaks = plain(app.query_one("#breaks-body"))
         assert "\\u202e" in breaks and "\u202e" not in breaks
-        assert not any(ch in str(app.query_one("#status").render()) for ch in RAW)
+        assert not any(ch in app.query_one("StatusLine").text for ch in RAW)
 
 
-def test_real_terminal_title_and_screen_untouched():
-    term = Tmux("tlview-hostile", f"{_tlview_command()} {HOSTILE}", width=260)
-    try:
-        screen = term.wait_for("12 compile ids")
-        term.keys("2")
-        screen = term.wait_for("pwned")
-        assert "[bold red]x[/]" in screen and "\\x1b]0;pwned title\\x07" in screen
-        title = subprocess.run([TMUX, "display-message", "-p", "-t", term.name, "#{pane_title}"],
-                               capture_output=True, text=True).stdout
-        assert "pwned" not in title
-        term.keys("q")
-        term.wait_for("EXITED:0")
-    finally:
-        term.close()
+def test_real_terminal_title_and_screen_untouched(tmux):
+    term = tmux(f"{tlview_command()} {HOSTILE}", width=260)
+    screen = term.wait_for("12 compile ids")
+    term.keys("2")
+    screen = term.wait_for("pwned")
+    assert "[bold red]x[/]" in screen and "\\x1b]0;pwned title\\x07" in screen
+    title = term.run("display-message", "-p", "-t", term.name, "#{pane_title}")
+    assert "pwned" not in title
+    term.keys("q")
+    term.wait_for("EXITED:0")

@@ -8,6 +8,7 @@ import pytest
 
 from conftest import CORPUS
 from tlview.model.index import Index
+from tlview.model.indexing import open_index
 from tlview.report.summary import build_summary
 from tlview.source.discover import FoundLog
 
@@ -50,7 +51,7 @@ def test_appends_at_awkward_boundaries(tmp_path, source, kind, seed):
             index.refresh()
             seen_records.append(len(index.sources[0].offsets))
     index.finish()
-    reference = Index.open(str(source), verify_md5=True)
+    reference = open_index(str(source), verify_md5=True)
     assert _summary(index) == _summary(reference)
     assert len(index.sources[0].offsets) == len(reference.sources[0].offsets)
     assert seen_records == sorted(seen_records)  # never lost or re-counted on the way
@@ -72,7 +73,7 @@ def test_partial_last_line_is_held_back(tmp_path):
         f.write(data[len(head):])
     index.refresh()
     index.finish()
-    assert len(index.sources[0].offsets) == len(Index.open(str(TRACE)).sources[0].offsets)
+    assert len(index.sources[0].offsets) == len(open_index(str(TRACE)).sources[0].offsets)
 
 
 def test_last_record_stays_open_until_complete(tmp_path):

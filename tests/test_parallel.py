@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from conftest import CORPUS
-from tlview.model import parallel
-from tlview.model.index import Index
+from tlview.model import indexing, parallel
+from tlview.model.indexing import open_index
 from tlview.report.summary import build_summary
 
 
@@ -18,16 +18,16 @@ def _big_trace(tmp_path):
 
 def test_parallel_index_equals_single(tmp_path, monkeypatch):
     path = _big_trace(tmp_path)
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 1 << 20)
-    single = Index.open(str(path), parallel=False, verify_md5=True)
-    split = Index.open(str(path), parallel=True, verify_md5=True)
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    single = open_index(str(path), parallel_ok=False, verify_md5=True)
+    split = open_index(str(path), parallel_ok=True, verify_md5=True)
     assert not split.notes  # the child did its part
     a, b = build_summary(single), build_summary(split)
     assert a == b
     sa, sb = single.sources[0], split.sources[0]
     assert list(sa.offsets) == list(sb.offsets)
     assert [sa.kind_names[k] for k in sa.kinds] == [sb.kind_names[k] for k in sb.kinds]
-    assert [single._contexts[c] for c in sa.contexts] == [split._contexts[c] for c in sb.contexts]
+    assert [single.context_of(c) for c in sa.contexts] == [split.context_of(c) for c in sb.contexts]
     # lazily loaded things point at the right records
     for node_a in single.nodes.values():
         node_b = split.node(node_a.rank, node_a.cid)
@@ -37,13 +37,13 @@ def test_parallel_index_equals_single(tmp_path, monkeypatch):
 
 def test_a_failing_child_falls_back_to_one_process(tmp_path, monkeypatch):
     path = _big_trace(tmp_path)
-    monkeypatch.setattr(parallel, "MIN_PARALLEL_BYTES", 1 << 20)
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
 
     def broken(*args):
         raise RuntimeError("boom")
 
     monkeypatch.setattr(parallel, "_index_second_half", broken)
-    split = Index.open(str(path), parallel=True)
+    split = open_index(str(path), parallel_ok=True)
     assert any("indexed in one process" in n for n in split.notes)
-    single = Index.open(str(path), parallel=False)
+    single = open_index(str(path), parallel_ok=False)
     assert build_summary(split)["compiles"] == build_summary(single)["compiles"]

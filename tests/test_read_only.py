@@ -6,8 +6,7 @@ import hashlib
 import os
 import shutil
 
-from conftest import CORPUS, run_cli
-from test_ui import SIZE, _ready
+from conftest import CORPUS, SIZE, press, ready, run_cli, until
 from tlview.ui.app import TlviewApp
 
 
@@ -35,14 +34,12 @@ async def test_headless_and_tui_leave_the_folder_as_it_was(tmp_path):
         assert run_cli("--report", str(folder))[0] == 0
         app = TlviewApp(str(folder))
         async with app.run_test(size=SIZE) as pilot:
-            await _ready(app, pilot)
+            await ready(app, pilot)
             for key in ("2", "3", "4", "5", "6", "7", "8", "9", "b", "r"):
-                await pilot.press(key)
-                await pilot.pause(0.1)
-            await app.workers.wait_for_complete()
+                await press(pilot, key)
         live = TlviewApp(str(folder), follow=True)
         async with live.run_test(size=SIZE) as pilot:
-            await pilot.pause(1.0)
+            await until(pilot, lambda: live.caught_up and len(live.model.compile_entries()) == 15)
         after = _state(folder)
     finally:
         for root, dirs, files in os.walk(folder):

@@ -6,20 +6,14 @@ at the pictures in snapshot_report.html before committing them.
 
 from __future__ import annotations
 
-from conftest import CORPUS
+from conftest import CORPUS, press, ready
 from tlview.ui.app import TlviewApp
 
 SIZE = (140, 40)
 
 
 async def _settle(pilot):
-    app = pilot.app
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.3)
-    app._tick()
-    await pilot.pause(0.2)
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.2)
+    await ready(pilot.app, pilot)
 
 
 def test_main_screen(snap_compare):
@@ -32,8 +26,7 @@ def test_graph_pane(snap_compare):
 
     async def open_graphs(pilot):
         await _settle(pilot)
-        await pilot.press("r", "2")  # [0/1], Graphs: its Dynamo graph
-        await _settle(pilot)
+        await press(pilot, "r", "2")  # [0/1], Graphs: its Dynamo graph
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_graphs)
 
@@ -43,7 +36,6 @@ def test_help_screen(snap_compare):
 
     async def open_help(pilot):
         await _settle(pilot)
-        await pilot.press("question_mark")
-        await pilot.pause(0.3)
+        await press(pilot, "question_mark")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)

@@ -2,70 +2,32 @@
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
-import io
 import json
 
 import pytest
-from rich.console import Console
 
-from conftest import CORPUS, SCENARIOS
+from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, until, visible_lines
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
-
-SIZE = (150, 45)
-
-
-async def _ready(app, pilot):
-    await app.workers.wait_for_complete()
-    await pilot.pause(0.3)
-    app._tick()
-    await pilot.pause(0.1)
-
-
-async def _until(pilot, predicate, timeout: float = 10.0) -> None:
-    """Let the app run until `predicate()` holds (workers and messages take their time)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
-    while not predicate():
-        assert loop.time() < deadline, "timed out"
-        await pilot.pause(0.05)
-
-
-def _plain(static) -> str:
-    """What a Static shows, as plain text (its content rendered with rich)."""
-    console = Console(width=200, record=True, file=io.StringIO())
-    console.print(static.content)
-    return console.export_text()
-
-
-def _visible_lines(view) -> list[str]:
-    lines = ["".join(seg.text for seg in view.render_line(y)).strip()
-             for y in range(view.size.height)]
-    return [line for line in lines if line]
-
-
-def _tree_compile_entries(app):
-    return app.query_one(FrameTree).model.compile_entries()
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 async def test_tree_ids_and_statuses_match_truth(scenario, truths):
     app = TlviewApp(str(CORPUS / scenario / "trace"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
+        await ready(app, pilot)
         tree = app.query_one(FrameTree)
-        entries = _tree_compile_entries(app)
+        entries = compile_entries(app)
         for per_rank in truths[scenario]["per_rank"]:
             rank = per_rank["rank"]
             ids = {e.node.id for e in entries if e.rank == rank}
             assert ids == set(per_rank["compile_ids"])
             for cid, status in per_rank["tlparse_like_status"].items():
                 entry = next(e for e in entries if e.rank == rank and e.node.id == cid)
-                assert entry.status == status
+                assert entry.status.word == status
                 node = tree.node_for_key(entry.key)
                 assert node is not None and f"[{cid}]" in node.label.plain  # it is on screen
         if len(truths[scenario]["per_rank"]) > 1:  # ranks at the top level
@@ -75,31 +37,28 @@ async def test_tree_ids_and_statuses_match_truth(scenario, truths):
 async def test_recompile_reason_and_enter_jumps_to_failed_compile():
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
+        await ready(app, pilot)
         tree = app.query_one(FrameTree)
         await pilot.press("r")  # next recompile: [0/1]
-        await pilot.pause(0.2)
-        assert tree.cursor_node.data.node.id == "0/1"
-        await pilot.press("4")  # Recompiles tab
-        await pilot.pause(0.2)
+        await until(pilot, lambda: tree.entry.node.id == "0/1")
+        await press(pilot, "4")  # Recompiles tab
         pane = app.query_one("#recompiles-pane")
         options = pane.query_one("#recompile-list")
-        assert options.option_count == 1
+        await until(pilot, lambda: options.option_count == 1)
         assert "n == 2" in options.get_option_at_index(0).prompt.plain
         assert "[0/0]" in options.get_option_at_index(0).prompt.plain
         options.focus()
         options.highlighted = 0
         await pilot.press("enter")
-        await pilot.pause(0.3)
-        assert tree.cursor_node.data.node.id == "0/0"
+        await until(pilot, lambda: tree.entry.node.id == "0/0")
         assert app.focused is tree
 
 
 async def test_filter_graph_breaks_leaves_only_compile_ids_with_breaks(truths):
     app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"), Filter.parse("graph_breaks"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
-        shown = {e.node.id for e in _tree_compile_entries(app) if e.kind == "compile"}
+        await ready(app, pilot)
+        shown = {e.node.id for e in compile_entries(app) if e.kind == "compile"}
         per_id = truths["graph_breaks"]["per_rank"][0]["per_compile_id"]
         with_breaks = {cid for cid, d in per_id.items() if d["graph_break"] and d["attempt"] == 0}
         assert shown == with_breaks
@@ -109,18 +68,15 @@ async def test_filter_graph_breaks_leaves_only_compile_ids_with_breaks(truths):
 async def test_filter_bar_typing_and_escape():
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
-        total = len(_tree_compile_entries(app))
+        await ready(app, pilot)
+        total = len(compile_entries(app))
         await pilot.press("slash")
         await pilot.press(*"errors")
-        await pilot.pause(0.3)
-        assert [e.node.id for e in _tree_compile_entries(app)] == ["3/4"]
+        await until(pilot, lambda: [e.node.id for e in compile_entries(app)] == ["3/4"])
         await pilot.press("escape")
-        await pilot.pause(0.3)
-        assert len(_tree_compile_entries(app)) == total
+        await until(pilot, lambda: len(compile_entries(app)) == total)
         await pilot.press("slash", *"rank:0")  # no ranks here: everything hidden
-        await pilot.pause(0.3)
-        assert _tree_compile_entries(app) == []
+        await until(pilot, lambda: compile_entries(app) == [])
 
 
 def _trace_with_huge_payload(tmp_path, lines: int):
@@ -144,14 +100,14 @@ async def test_a_100k_line_payload_opens(tmp_path):
     path = _trace_with_huge_payload(tmp_path, 100_000)
     app = TlviewApp(str(path))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
+        await ready(app, pilot)
         await pilot.press("2")  # Graphs of [0/0]: its dynamo_output_graph first
         view = app.query_one("#graph-view", PayloadView)
-        await _until(pilot, lambda: view.line_count == 100_000)
+        await until(pilot, lambda: view.line_count == 100_000)
         view.focus()
         await pilot.press("G")
-        await pilot.pause(0.2)
-        screen = _visible_lines(view)
+        await until(pilot, lambda: visible_lines(view)[-1].startswith("100000 "))
+        screen = visible_lines(view)
         assert screen[-1].startswith("100000 ") and "op_99999" in screen[-1]
         assert "[bold]99999[/]" in screen[-1]  # markup in a payload is shown literally
         info = str(app.query_one("#graph-info").render())
@@ -161,37 +117,33 @@ async def test_a_100k_line_payload_opens(tmp_path):
 async def test_diff_pane_3_1_against_3_0():
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
+        await ready(app, pilot)
         tree = app.query_one(FrameTree)
-        for _ in range(5):  # r: 0/1, 1/1, 2/1, 2/2, 3/1
+        for expected in ("0/1", "1/1", "2/1", "2/2", "3/1"):  # r: the next recompile
             await pilot.press("r")
-            await pilot.pause(0.1)
-        assert tree.cursor_node.data.node.id == "3/1"
+            await until(pilot, lambda: tree.entry.node.id == expected)
         await pilot.press("8")
         view = app.query_one("#diff-pane").query_one(PayloadView)
-        await _until(pilot, lambda: "against [3/0]" in view.text)
+        await until(pilot, lambda: "against [3/0]" in view.text)
         assert "!!! 3/0: tensor 'x' size mismatch at index 1. expected 8, actual 10" in view.text
         assert "L['x'] size index 1: 8 -> 10" in view.text
         assert "+| | +- TENSOR_MATCH" in view.text  # the guard diff
-        await pilot.press("1")  # the summary says why and what to do
-        await pilot.pause(0.2)
-        summary = _plain(app.query_one("#summary-body"))
+        await press(pilot, "1")  # the summary says why and what to do
+        summary = plain(app.query_one("#summary-body"))
         assert "size_mismatch" in summary and "mark_dynamic" in summary
 
 
 async def test_run_pane_and_rank_switcher():
     app = TlviewApp(str(CORPUS / "distributed" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
-        await _ready(app, pilot)
+        await ready(app, pilot)
         await pilot.press("9")
         body = app.query_one("#run-body")
-        await _until(pilot, lambda: "Ranks 0,1" in _plain(body))
-        text = _plain(body)
+        await until(pilot, lambda: "Ranks 0,1" in plain(body))
+        text = plain(body)
         assert "[4/1] only on rank(s) 1" in text and "Compile time by compile id" in text
-        await pilot.press("right_square_bracket")  # rank 0
-        await pilot.pause(0.3)
-        entries = app.query_one(FrameTree).model.compile_entries()
+        await press(pilot, "right_square_bracket")  # rank 0
+        entries = compile_entries(app)
         assert {e.rank for e in entries} == {0} and len(entries) == 8
-        await pilot.press("right_square_bracket", "right_square_bracket")  # rank 1, then all
-        await pilot.pause(0.3)
-        assert len(app.query_one(FrameTree).model.compile_entries()) == 19
+        await press(pilot, "right_square_bracket", "right_square_bracket")  # rank 1, then all
+        assert len(compile_entries(app)) == 19

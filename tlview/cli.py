@@ -104,18 +104,18 @@ def _fail(message: str) -> int:
 
 
 def _headless(args, flt) -> int:
-    from tlview.model.index import Index
+    from tlview.model.filters import missing_rank
+    from tlview.model.indexing import open_index
     from tlview.report.summary import build_summary
     from tlview.source.discover import NoLogsError
 
     try:
-        index = Index.open(args.path, latest=args.latest, verify_md5=not args.no_verify)
+        index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify)
     except NoLogsError as exc:
         return _fail(str(exc))
     try:
-        if flt.rank is not None and flt.rank not in index.ranks():
-            known = ", ".join(str(r) for r in index.ranks() if r is not None) or "none (no rank in these logs)"
-            return _fail(f"rank {flt.rank} is not in these logs; ranks: {known}")
+        if problem := missing_rank(flt.rank, index.ranks()):
+            return _fail(problem)
         summary = build_summary(index, flt)
         if args.json:
             import orjson
@@ -145,6 +145,7 @@ def _write(data: bytes) -> None:
 
 
 def _tui(args, flt) -> int:
+    from tlview.model.filters import missing_rank
     from tlview.source.discover import NoLogsError, find_logs
 
     try:
@@ -152,10 +153,9 @@ def _tui(args, flt) -> int:
     except NoLogsError as exc:
         return _fail(str(exc))
     named = {log.rank_from_name for log in found if log.kind == "trace"}
-    if flt.rank is not None and named and None not in named and flt.rank not in named:
-        # every trace file names its rank: a rank not among them is a typo, say so now
-        return _fail(f"rank {flt.rank} is not in these logs; ranks: {', '.join(map(str, sorted(named)))}")
-    from tlview.ui.app import run_app
+    if named and None not in named and (problem := missing_rank(flt.rank, sorted(named))):
+        return _fail(problem)  # every trace file names its rank: a rank not among them is a typo
+    from tlview.ui.launch import run_app
 
     return run_app(args.path, flt, latest=args.latest)
 
@@ -169,7 +169,7 @@ def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[
             check_followable(path)
         except NoLogsError as exc:
             return _fail(str(exc))
-    from tlview.ui.app import run_live
+    from tlview.ui.launch import run_live
 
     try:
         return run_live(flt, path=path, demo=demo, run=run, poll=args.poll, logs=args.logs)

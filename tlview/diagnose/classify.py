@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tlview.model.compile_id import REASON_CID_RE
-from tlview.model.compile_node import Compile, CompileNode, GraphBreak
+from tlview.model.compile_node import CompileNode
+from tlview.model.reasons import GraphBreak, RecompileReason
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,9 +86,8 @@ _TENSOR_NAME = re.compile(r"tensor '([^']+)'")
 _EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
 
-def diagnose_recompile(reason: str) -> Diagnosis:
-    text = REASON_CID_RE.sub("", reason, count=1)
-    first = text.split("\n", 1)[0].split("  #", 1)[0].strip()
+def diagnose_recompile(reason: RecompileReason) -> Diagnosis:
+    first = reason.guard.strip()
     tensor_m = _TENSOR_NAME.search(first)
     tensor = f"'{tensor_m.group(1)}'" if tensor_m else ""
     exp = _EXPECTED.search(first)
@@ -199,16 +198,14 @@ def diagnose_failure(fail_type: str | None, fail_reason: str | None) -> Diagnosi
 
 # ---- per compile id -------------------------------------------------------------------------------
 
-def diagnose_node(node: CompileNode, compile_: Compile | None = None) -> list[Diagnosis]:
+def diagnose_node(node: CompileNode) -> list[Diagnosis]:
     """Every recompile reason, graph break and failure of a compile id, diagnosed."""
     out: list[Diagnosis] = []
-    compile_ = compile_ or node.compile
-    metrics = node.metrics or {}
-    refused = bool(metrics.get("fail_type")) and bool(
-        _search([r"recompile[_ ]limit"], str(metrics.get("fail_reason") or "")))
+    failure = node.failure
+    refused = failure is not None and bool(_search([r"recompile[_ ]limit"], failure.fail_reason))
     seen = set()
-    for reason in node.effective_recompile_reasons():
-        d = diagnose_recompile(reason.text)
+    for reason in node.reasons:
+        d = diagnose_recompile(reason)
         if d.cause in seen:
             continue  # one per cause: several cache entries fail the same way
         seen.add(d.cause)
@@ -219,10 +216,8 @@ def diagnose_node(node: CompileNode, compile_: Compile | None = None) -> list[Di
                                 f"compile #{(node.cid.frame_compile or 0) + 1} of this frame was refused "
                                 f"(recompile limit); it recompiled each time for: {', '.join(causes)}",
                                 RECOMPILE_FIXES["recompile_limit"]))
-    for gb in node.effective_graph_breaks():
+    for gb in node.breaks:
         out.append(diagnose_graph_break(gb))
-    if metrics.get("fail_type"):
-        out.append(diagnose_failure(metrics.get("fail_type"), metrics.get("fail_reason")))
-    elif node.errors and not node.in_trace:
-        out.append(diagnose_failure("", node.errors[0]))
+    if failure is not None:
+        out.append(diagnose_failure(failure.fail_type, failure.fail_reason))
     return out

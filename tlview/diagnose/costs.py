@@ -5,29 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tlview.diagnose.classify import diagnose_node
-from tlview.model.compile_node import Compile
 from tlview.model.index import Index
-
-
-def phases(compile_: Compile) -> dict[str, float]:
-    """Seconds in Dynamo, AOT autograd, Inductor and codegen (forward), and the backward compile."""
-    m = compile_.final_metrics or {}
-    total = float(m.get("entire_frame_compile_time_s") or 0.0)
-    backend = float(m.get("backend_compile_time_s") or 0.0)
-    inductor = float(m.get("inductor_compile_time_s") or 0.0)
-    codegen = float(m.get("code_gen_time_s") or 0.0)
-    out = {
-        "dynamo": max(total - backend, 0.0),
-        "aot": max(backend - inductor, 0.0),
-        "inductor": max(inductor - codegen, 0.0),
-        "codegen": codegen,
-        "backward": 0.0,
-    }
-    for node in compile_.attempts:
-        bwd = node.bwd_metrics or {}
-        out["backward"] += float(bwd.get("inductor_compile_time_s") or bwd.get("elapsed_time") or 0.0)
-    out["total"] = total + out["backward"]
-    return out
 
 
 def timeline(index: Index, rank=...) -> list[dict]:
@@ -36,12 +14,12 @@ def timeline(index: Index, rank=...) -> list[dict]:
     for (node_rank, _key), compile_ in list(index.compiles.items()):
         if rank is not ... and node_rank != rank:
             continue
-        p = phases(compile_)
+        p = compile_.phases()
         if p["total"] <= 0:
             continue
         head = compile_.attempts[0]
         rows.append({"id": str(compile_.key), "rank": node_rank, "function": head.function(),
-                     "status": compile_.status, **{k: round(v, 6) for k, v in p.items()}})
+                     "status": compile_.status.word, **{k: round(v, 6) for k, v in p.items()}})
     rows.sort(key=lambda r: -r["total"])
     return rows
 

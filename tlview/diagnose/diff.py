@@ -10,8 +10,9 @@ import difflib
 import re
 from dataclasses import dataclass, field
 
-from tlview.model.compile_node import CompileNode, RecompileReason
+from tlview.model.compile_node import CompileNode
 from tlview.model.index import Index
+from tlview.model.reasons import RecompileReason
 
 TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
 _GUARD_COMMENT = re.compile(r"\s+#.*$")
@@ -48,8 +49,7 @@ def inputs_of(index: Index, node: CompileNode) -> dict[str, dict]:
         for source, rec, kind in index.records_of(attempt):
             if kind not in ("describe_tensor", "describe_source"):
                 continue
-            meta, _line, _payload = source.load_record(rec)
-            info = (meta or {}).get(kind) or {}
+            info = source.load_event(rec)
             key = (info.get("describer_id"), info.get("id"))
             if kind == "describe_tensor":
                 tensors.setdefault(key, info)
@@ -92,18 +92,15 @@ def _changes(before: dict[str, dict], after: dict[str, dict]) -> list[InputChang
     return changes
 
 
-def _payload_lines(node: CompileNode, name: str, clean=None) -> list[str]:
-    for art in node.artifacts:
-        if art.name == name:
-            text = art.load().text
-            lines = text.split("\n")
+def _payload_lines(node: CompileNode, kind: str, clean=None) -> list[str]:
+    """The lines of this compile id's payloads of one kind (a trace's record, or the TORCH_LOGS
+    text that carries the same thing), else of another attempt of its compile."""
+    attempts = [node] + [a for a in (node.compile.attempts if node.compile else []) if a is not node]
+    for attempt in attempts:
+        lines = [line for art in attempt.artifacts if art.kind.name == kind
+                 for line in art.load().lines]
+        if lines:
             return [clean(line) for line in lines] if clean else lines
-    for attempt in (node.compile.attempts if node.compile else []):
-        if attempt is not node:
-            for art in attempt.artifacts:
-                if art.name == name:
-                    lines = art.load().text.split("\n")
-                    return [clean(line) for line in lines] if clean else lines
     return []
 
 
@@ -115,7 +112,7 @@ def _clean_guard(line: str) -> str:
 
 
 def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | None = None) -> RecompileDiff:
-    reasons = node.effective_recompile_reasons()
+    reasons = node.reasons
     reason = reason or (reasons[0] if reasons else None)
     against = index.failed_guard_target(node, reason) if reason else None
     after = inputs_of(index, node)

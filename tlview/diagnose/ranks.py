@@ -12,8 +12,8 @@ from collections import defaultdict
 import orjson
 
 from tlview.model.index import Index
-
-CACHE_SUFFIXES = ("_cache_hit", "_cache_miss", "_cache_bypass")
+from tlview.model.kinds import Role
+from tlview.model.registry import cache_outcome
 
 
 def _group_ranks(values: dict) -> list[dict]:
@@ -44,13 +44,14 @@ def divergence(index: Index) -> dict:
                   for r in ranks}
     if len(set(recompiles.values())) > 1:
         result["recompile_counts"] = _group_ranks(recompiles)
-    caches = {r: [f"{a.name}" for n in nodes if n.rank == r for a in n.artifacts
-                  if a.name.endswith(CACHE_SUFFIXES)] for r in ranks}
+    caches = {r: [a.name for n in nodes if n.rank == r for a in n.artifacts_in(Role.CACHE)]
+              for r in ranks}
     if len({tuple(v) for v in caches.values()}) > 1:
         result["cache_patterns"] = [
-            {"ranks": g["ranks"], "hits": sum(x.endswith("_hit") for x in g["value"]),
-             "misses": sum(x.endswith("_miss") for x in g["value"]),
-             "bypasses": sum(x.endswith("_bypass") for x in g["value"]), "sequence": g["value"]}
+            {"ranks": g["ranks"], **{plural: sum(cache_outcome(x) == outcome for x in g["value"])
+                                     for outcome, plural in (("hit", "hits"), ("miss", "misses"),
+                                                             ("bypass", "bypasses"))},
+             "sequence": g["value"]}
             for g in _group_ranks(caches)]
     schedules: dict[str, dict] = defaultdict(dict)
     for node in nodes:

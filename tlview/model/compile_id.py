@@ -62,14 +62,6 @@ class CompileId(NamedTuple):
             text += f"_{self.attempt}"
         return text
 
-    def sort_key(self) -> tuple:
-        return (
-            -1 if self.autograd is None else self.autograd,
-            -1 if self.frame is None else self.frame,
-            -1 if self.frame_compile is None else self.frame_compile,
-            self.attempt,
-        )
-
 
 _CID_RE = re.compile(
     r"^(?:!(?P<ca>\d+)(?:/|$))?(?:(?P<frame>\d+|-)/(?P<fcid>\d+|-))?(?:_(?P<attempt>\d+))?$"

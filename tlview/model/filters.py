@@ -1,57 +1,42 @@
 """Filters over compile nodes: TORCH_LOGS category words, a rank, free text.
 
-One filter serves `--filter`/`--rank` in the headless outputs and the `/` bar of the TUI.
+One filter serves `--filter`/`--rank` in the headless outputs and the `/` bar of the TUI. A
+category is one of the model's own rules (compile_node.py), never a rule of its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Callable
+from dataclasses import dataclass, field, replace
+from typing import Callable
 
 from tlview.model.compile_node import CompileNode
-
-if TYPE_CHECKING:
-    from tlview.model.index import Index
+from tlview.model.kinds import Role
 
 
 class FilterError(ValueError):
     pass
 
 
-def _has_artifact(node: CompileNode, *names: str) -> bool:
-    return any(a.name in names or a.kind in names for a in node.artifacts)
-
-
-def _graph_breaks(node: CompileNode) -> bool:
-    return bool(node.effective_graph_breaks() or (node.metrics or {}).get("restart_reasons")
-                or node.text_restarts)
-
-
-def _errors(node: CompileNode) -> bool:
-    return bool(node.errors or (node.metrics or {}).get("fail_type"))
-
-
 CATEGORIES: dict[str, Callable[[CompileNode], bool]] = {
-    "recompiles": lambda n: n.cid.is_recompile or bool(n.effective_recompile_reasons()),
-    "graph_breaks": _graph_breaks,
-    "guards": lambda n: _has_artifact(n, "dynamo_cpp_guards_str", "dynamo_guards") or any(
-        d.kind.startswith("guard_added") for d in n.dynamic),
+    "recompiles": lambda n: n.is_recompile or bool(n.reasons),
+    "graph_breaks": lambda n: n.has_graph_break,
+    "guards": lambda n: bool(n.artifacts_in(Role.GUARDS)) or any(d.is_guard for d in n.dynamic),
     "dynamic": lambda n: bool(n.dynamic),
     "perf_hints": lambda n: bool(n.perf_hints),
-    "output_code": lambda n: _has_artifact(n, "inductor_output_code"),
-    "errors": _errors,
+    "output_code": lambda n: any(a.kind.name == "inductor_output_code" for a in n.artifacts),
+    "errors": lambda n: n.failed or bool(n.errors),
 }
 ALIASES = {"recompiles_verbose": "recompiles", "breaks": "graph_breaks",
            "graph_break": "graph_breaks", "failures": "errors", "error": "errors",
            "recompile": "recompiles", "guard": "guards", "dynamic_shapes": "dynamic"}
 
 
-@dataclass
+@dataclass(frozen=True)
 class Filter:
-    categories: list[str] = field(default_factory=list)
+    categories: tuple[str, ...] = ()
     rank: int | None = None
     text: str = ""
-    payload_matches: set = field(default_factory=set)  # ids of nodes whose payloads hold `text`
+    payload_matches: frozenset = field(default_factory=frozenset)  # nodes whose payloads hold `text`
 
     @classmethod
     def parse(cls, expression: str, rank: int | None = None, strict_words: bool = True) -> "Filter":
@@ -76,7 +61,7 @@ class Filter:
                     f"unknown filter word {token!r}; valid: {', '.join(CATEGORIES)}, rank:N")
             else:
                 text_parts.append(token)
-        return cls(categories, rank, " ".join(text_parts))
+        return cls(tuple(categories), rank, " ".join(text_parts))
 
     def describe(self) -> str:
         parts = list(self.categories)
@@ -86,11 +71,28 @@ class Filter:
             parts.append(repr(self.text))
         return " ".join(parts)
 
+    def expression(self) -> str:
+        """What to type in the filter bar to get this filter."""
+        return self.describe().replace("'", "")
+
     @property
     def active(self) -> bool:
         return bool(self.categories or self.rank is not None or self.text)
 
-    def matches(self, index: "Index", node: CompileNode) -> bool:
+    def cycle_rank(self, ranks: list[int], step: int) -> "Filter":
+        """The rank switcher: all ranks -> rank 0 -> rank 1 -> ... -> all ranks."""
+        choices = [None, *ranks]
+        at = choices.index(self.rank) if self.rank in choices else 0
+        return replace(self, rank=choices[(at + step) % len(choices)])
+
+    def with_payload_matches(self, nodes) -> "Filter":
+        return replace(self, payload_matches=self.payload_matches | {id(n) for n in nodes})
+
+    def same_query(self, other: "Filter") -> bool:
+        """The same words, rank and text (payload matches aside)."""
+        return (self.categories, self.rank, self.text) == (other.categories, other.rank, other.text)
+
+    def matches(self, node: CompileNode) -> bool:
         if self.rank is not None and node.rank != self.rank:
             return False
         if self.categories and not any(CATEGORIES[c](node) for c in self.categories):
@@ -100,15 +102,24 @@ class Filter:
         return True
 
 
+def missing_rank(rank: int | None, ranks: list) -> str | None:
+    """What to say when a rank asked for is not in the logs (None when it is, or none was asked)."""
+    known = [r for r in ranks if r is not None]
+    if rank is None or rank in known:
+        return None
+    return f"rank {rank} is not in these logs; ranks: {', '.join(map(str, known)) or 'none (no rank in these logs)'}"
+
+
 def matches_text(node: CompileNode, text: str) -> bool:
     """Free text against what the index holds in memory: id, location, reasons (not payloads)."""
     needle = text.lower()
     haystack = [node.id, node.location() or "", node.function() or ""]
-    haystack += [r.text for r in node.effective_recompile_reasons()]
-    for gb in node.effective_graph_breaks():
+    haystack += [r.text for r in node.reasons]
+    for gb in node.breaks:
         haystack += [gb.reason, gb.detail or "", gb.location or "", gb.explanation or ""]
-    metrics = node.metrics or {}
-    haystack += [str(metrics.get("fail_type") or ""), str(metrics.get("fail_reason") or "")]
+    failure = node.failure
+    if failure is not None:
+        haystack += [failure.fail_type, failure.fail_reason]
     haystack += node.errors + node.perf_hints + [d.summary for d in node.dynamic]
     haystack += [a.name for a in node.artifacts]
     return any(needle in h.lower() for h in haystack)

@@ -3,89 +3,40 @@
 One index serves the headless outputs and the TUI. It is fed incrementally (`refresh()` reads what
 each file gained since the last call), so following a running job is the same code as opening a
 finished one. It keeps offsets and small summaries; payloads are read when shown.
+
+Both readers feed it through one table of record kinds (registry.py). It keeps a journal of the
+compiles that changed, so a view updates what changed instead of rebuilding.
 """
 
 from __future__ import annotations
 
-import gc
-import os
 import threading
-from contextlib import contextmanager
 from bisect import bisect_right
-from dataclasses import dataclass, field
 from typing import Iterator
 
-from tlview.model import handlers as H
+from tlview.model.artifacts import Artifact, TextRecord
 from tlview.model.compile_id import CompileId
-from tlview.model.compile_node import Artifact, Compile, CompileNode, TextRecord
-from tlview.source.discover import TRACE, FoundLog, find_logs
-from tlview.source.text_log import TextLog
+from tlview.model.compile_node import Compile, CompileNode
+from tlview.model.kinds import Reads, Record
+from tlview.model.problems import Problem
+from tlview.model.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
+from tlview.source.discover import TRACE, FoundLog
+from tlview.source.text_log import TextLines, TextLog
 from tlview.source.trace_file import TraceFile
 
-
-@contextmanager
-def paused_gc():
-    """Indexing allocates many small containers and frees none: the cyclic GC would scan the
-    growing index over and over (measured: 20% of the time of a 1 GB index)."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
-
-
-@dataclass(eq=False)
-class Problem:
-    """Something in a file that could not be read as it should: shown with file and line."""
-
-    source: object
-    offset: int
-    kind: str  # bad line, bad json, md5 mismatch, unknown string, long line, ...
-    message: str
-    node: CompileNode | None = None
-    _line: int | None = None
-
-    @property
-    def path(self) -> str:
-        return self.source.path
-
-    @property
-    def line(self) -> int:
-        if self._line is None:
-            try:
-                self._line = self.source.line_number(self.offset)
-            except OSError:
-                self._line = 0
-        return self._line
-
-    def describe(self) -> str:
-        return f"{self.path}:{self.line}: {self.kind}: {self.message}"
-
-
-@dataclass
-class Totals:
-    compile_ids: int = 0
-    frames: int = 0
-    compiles: int = 0
-    recompiles: int = 0
-    graph_breaks: int = 0
-    compiles_with_graph_break: int = 0
-    errors: int = 0
-    restarts: int = 0
-    records: int = 0
-    problems: int = 0
-    md5_bad: int = 0
-    cache_events: dict = field(default_factory=dict)
+Source = TraceFile | TextLog
 
 
 class Index:
     """Records from trace files and text logs, folded into a frame tree of compile ids."""
 
+    lazy_kinds = LAZY_KINDS
+    silent_kinds = SILENT_KINDS
+    lazy_text_channels = LAZY_TEXT_CHANNELS
+
     def __init__(self, verify_md5: bool = False) -> None:
         self.verify_md5 = verify_md5
-        self.sources: list[TraceFile | TextLog] = []
+        self.sources: list[Source] = []
         self.nodes: dict[tuple[int | None, CompileId], CompileNode] = {}
         self.compiles: dict[tuple[int | None, CompileId], Compile] = {}
         self.frames: dict[tuple[int | None, tuple], list[Compile]] = {}
@@ -95,47 +46,17 @@ class Index:
         self.cache_events: dict[str, int] = {}
         self.notes: list[str] = []
         self.pytorch_version: str | None = None
-        self.generation = 0  # bumped whenever something new was indexed
         self.lock = threading.RLock()  # the UI reads while a worker feeds
         self._contexts: list[tuple[int | None, CompileId | None]] = []
         self._context_nodes: list[CompileNode | None] = []
         self._context_codes: dict[tuple, int] = {}
+        self._recompiled_by: dict[tuple, list[CompileNode]] = {}
+        self._changed: set[Compile] = set()
         self._paths: set[str] = set()
 
-    # ---- opening -------------------------------------------------------------------------
+    # ---- sources -------------------------------------------------------------------------------
 
-    @classmethod
-    def open(cls, path: str, latest: bool = False, verify_md5: bool = False,
-             parallel: bool = True) -> "Index":
-        """Index everything under `path` now (headless use). Raises NoLogsError.
-
-        With `parallel`, a big trace file is split between this process and a forked child
-        (model/parallel.py); only safe where no other thread runs.
-        """
-        index = cls(verify_md5=verify_md5)
-        found, notes = find_logs(path, latest=latest)
-        index.notes.extend(notes)
-        with paused_gc():
-            for log in found:
-                source = index.add_log(log)
-                if parallel and isinstance(source, TraceFile):
-                    index._index_split(source)
-            index.refresh()
-            index.finish()
-        return index
-
-    def _index_split(self, source: TraceFile) -> None:
-        from tlview.model import parallel
-
-        try:
-            source.size = os.path.getsize(source.path)
-            if parallel.can_split(source):
-                with self.lock:
-                    parallel.index_split(self, source)
-        except OSError as exc:
-            self.notes.append(f"{source.path}: indexed in one process ({exc})")
-
-    def add_log(self, log: FoundLog) -> TraceFile | TextLog | None:
+    def add_log(self, log: FoundLog) -> Source | None:
         if log.path in self._paths:
             return None
         self._paths.add(log.path)
@@ -151,20 +72,17 @@ class Index:
         """Index what every source gained since the last call; return the bytes read."""
         return sum(self.feed(source, limit) for source in list(self.sources))
 
-    def feed(self, source: TraceFile | TextLog, limit: int | None = None) -> int:
+    def feed(self, source: Source, limit: int | None = None) -> int:
         """Index what one source gained (up to `limit` bytes); return the bytes read."""
         try:
-            with self.lock, paused_gc():
-                read = source.feed(limit)
+            with self.lock:
+                return source.feed(limit)
         except OSError as exc:
             self.add_problem(source, source.scanned_to, "unreadable", str(exc))
             return 0
-        if read:
-            self.generation += 1
-        return read
 
     def finish(self) -> None:
-        """No more data will come (not following): close the last open records."""
+        """No more data will come: close the last open records."""
         with self.lock:
             for source in self.sources:
                 try:
@@ -172,7 +90,6 @@ class Index:
                 except OSError as exc:
                     self.add_problem(source, source.scanned_to, "unreadable", str(exc))
             self._check_string_ids()
-            self.generation += 1
 
     def close(self) -> None:
         for source in self.sources:
@@ -186,9 +103,12 @@ class Index:
     def bytes_read(self) -> int:
         return sum(s.scanned_to for s in self.sources)
 
-    # ---- the sink the scanners call --------------------------------------------------------
+    # ---- the sink the readers call -------------------------------------------------------------
 
-    def context_code(self, source, rank: int | None, cid: CompileId | None) -> int:
+    def context_code(self, source, rank: int | None, fields: tuple) -> int:
+        return self.code_for(rank, CompileId.from_fields(*fields))
+
+    def code_for(self, rank: int | None, cid: CompileId | None) -> int:
         key = (rank, cid)
         code = self._context_codes.get(key)
         if code is None:
@@ -198,44 +118,48 @@ class Index:
             self._context_nodes.append(self._node(rank, cid, in_trace=True) if cid else None)
         return code
 
-    lazy_kinds = H.LAZY_KINDS
-    silent_kinds = H.SILENT_KINDS
+    def context_of(self, code: int) -> tuple[int | None, CompileId | None]:
+        return self._contexts[code]
 
-    def on_lazy_record(self, source: TraceFile, rec: int, kind: str, ctx: int) -> None:
-        handler = H.LAZY_HANDLERS.get(kind)
-        if handler is not None:
-            handler(self, self._context_nodes[ctx], source, rec, kind)
+    def on_record(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
+        record = self._trace_record(source, rec, kind, ctx, meta)
+        if record.kind.reads is Reads.PAYLOAD:
+            return True  # handled when the payload is complete
+        self._handle(record)
+        return False
 
-    def on_record(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int) -> bool:
-        node = self._context_nodes[ctx]
-        handler = H.HANDLERS.get(kind)
-        if handler is None:
-            lazy = H.LAZY_HANDLERS.get(kind)
-            if lazy is not None:  # its context could not be read from the tail: parsed after all
-                lazy(self, node, source, rec, kind)
-                return False
-            if kind in H.SILENT_KINDS:
-                return False
-            handler = H.on_generic
-        return handler(self, node, source, rec, kind, meta) is H.WANTS_PAYLOAD
+    def on_payload(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict,
+                   payload: bytes) -> None:
+        record = self._trace_record(source, rec, kind, ctx, meta)
+        record.payload = payload.decode("utf-8", "replace")
+        self._handle(record)
 
-    def on_payload(self, source: TraceFile, rec: int, kind: str, meta: dict, ctx: int,
-                   payload: bytes | None) -> None:
-        handler = H.PAYLOAD_HANDLERS.get(H.payload_handler_key(kind, meta))
-        if handler is not None and payload is not None:
-            handler(self, self._context_nodes[ctx], source, rec, kind, meta,
-                    payload.decode("utf-8", "replace"))
+    def _trace_record(self, source, rec: int, kind: str, ctx: int, meta: dict | None) -> Record:
+        record_kind = KINDS.trace_kind(kind)
+        name = kind
+        if kind == "artifact" and meta is not None:
+            info = meta.get("artifact")
+            name = info.get("name") if isinstance(info, dict) else None
+            name = name if isinstance(name, str) else "artifact"
+            record_kind = KINDS.artifact(name)
+        return Record(source, rec, record_kind, name, self._context_nodes[ctx], meta)
 
-    def on_text_record(self, log: TextLog, rec: int, rank, cid, channel, level, lines) -> None:
-        node = self._node(rank, cid, in_trace=False) if cid is not None else None
-        record = TextRecord(log, rec, channel, level, lines[0] if lines else "")
+    def on_text_record(self, log: TextLog, text: TextLines) -> None:
+        node = None
+        if text.cid is not None and (cid := CompileId.parse(text.cid)) is not None:
+            node = self._node(text.rank, cid, in_trace=False)
+        kind = KINDS.text_kind(text.channel)
         if node is not None:
-            node.text_records.append(record)
-            if level == "E":
-                node.errors.append("\n".join(lines))
-        handler = H.TEXT_HANDLERS.get(channel)
-        if handler is not None:
-            handler(self, node, record, lines)
+            node.text_records.append(TextRecord(log, text.rec, text.channel, text.level,
+                                                text.lines[0] if text.lines else ""))
+            if text.level == "E":
+                node.errors.append("\n".join(text.lines))
+        self._handle(Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text))
+
+    def _handle(self, record: Record) -> None:
+        record.kind.handler(self, record)
+        if record.node is not None:
+            self._changed.add(record.node.compile)
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None:
         self.add_problem(source, offset, kind, message)
@@ -250,14 +174,34 @@ class Index:
         self.problems.append(problem)
         if node is not None:
             node.problems.append(problem)
+            self._changed.add(node.compile)
+
+    # ---- what handlers call --------------------------------------------------------------------
+
+    def attach(self, node: CompileNode | None, artifact: Artifact) -> None:
+        if node is not None:
+            node.artifacts.append(artifact)
+        else:
+            self.unattached.append(artifact)
 
     def count_cache_event(self, name: str) -> None:
         self.cache_events[name] = self.cache_events.get(name, 0) + 1
 
-    def add_unattached(self, name: str, source, rec: int, artifact: Artifact | None = None) -> None:
-        self.unattached.append(artifact or Artifact(name, name, source, rec))
+    def count_unknown(self, kind: str) -> None:
+        self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + 1
 
-    # ---- the frame tree ------------------------------------------------------------------
+    def note_recompile_reasons(self, node: CompileNode) -> None:
+        """Remember which compiles each reason names, for `recompiled_by`."""
+        for reason in node.reasons:
+            if reason.failed_id is not None:
+                later = self._recompiled_by.setdefault((node.rank, reason.failed_id), [])
+                if node not in later:
+                    later.append(node)
+                    target = self.nodes.get((node.rank, reason.failed_id))
+                    if target is not None:
+                        self._changed.add(target.compile)
+
+    # ---- nodes ---------------------------------------------------------------------------------
 
     def _node(self, rank: int | None, cid: CompileId, in_trace: bool) -> CompileNode:
         key = (rank, cid)
@@ -273,8 +217,10 @@ class Index:
                 self.compiles[ckey] = compile_
                 self.frames.setdefault((rank, cid.frame_key), []).append(compile_)
             self.nodes[key] = node
-        elif in_trace:
+            self._changed.add(compile_)
+        elif in_trace and not node.in_trace:
             node.in_trace = True
+            self._changed.add(node.compile)
         return node
 
     def node_for(self, rank: int | None, cid: CompileId) -> CompileNode:
@@ -289,13 +235,12 @@ class Index:
     def ranks(self) -> list[int | None]:
         return sorted({rank for rank, _ in list(self.nodes)}, key=lambda r: -1 if r is None else r)
 
-    def iter_nodes(self, rank=..., kinds: set[str] | None = None) -> Iterator[CompileNode]:
+    def iter_nodes(self, rank=...) -> Iterator[CompileNode]:
         """Compile nodes in order of first appearance, optionally of one rank."""
         # A snapshot (one C-level copy under the GIL): the indexing thread may add nodes meanwhile.
         for (node_rank, _), node in list(self.nodes.items()):
-            if rank is not ... and node_rank != rank:
-                continue
-            yield node
+            if rank is ... or node_rank == rank:
+                yield node
 
     def failed_guard_target(self, node: CompileNode, reason) -> CompileNode | None:
         """The compile node whose guard failed, named by a recompile reason."""
@@ -303,57 +248,94 @@ class Index:
             return None
         return self.nodes.get((node.rank, reason.failed_id))
 
-    # ---- totals --------------------------------------------------------------------------
+    def recompiled_by(self, node: CompileNode) -> list[CompileNode]:
+        """The later compiles that recompiled because a guard of `node` failed."""
+        return list(self._recompiled_by.get((node.rank, node.cid), ()))
 
-    def totals(self, rank=...) -> Totals:
-        """The counts of corpus/README.md, summed over ranks (or for one rank)."""
-        t = Totals()
-        nodes = [n for n in self.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
-        t.compile_ids = len(nodes)
-        t.frames = len({(n.rank, n.cid.frame) for n in nodes if n.cid.frame is not None})
-        compiles = {(n.rank, n.cid.compile_key): n.compile for n in nodes}
-        t.compiles = len(compiles)
-        t.recompiles = sum(1 for _, key in compiles if key.is_recompile)
-        for node in nodes:
-            t.graph_breaks += len(node.effective_graph_breaks())
-            if node.metrics:
-                if node.metrics.get("fail_type"):
-                    t.errors += 1
-                reasons = node.metrics.get("restart_reasons")
-                if isinstance(reasons, list):
-                    t.restarts += len(reasons)
-            elif not node.in_trace:
-                t.errors += bool(node.errors)
-                t.restarts += len(node.text_restarts)
-        t.compiles_with_graph_break = sum(1 for c in compiles.values() if c.has_graph_break)
-        sources = self.sources if rank is ... else [s for s in self.sources if getattr(s, "rank", None) == rank]
-        t.records = sum(len(s.offsets) for s in sources)
-        t.md5_bad = sum(getattr(s, "md5_bad", 0) for s in sources)
-        t.problems = len(self.problems)
-        t.cache_events = dict(list(self.cache_events.items()))
-        return t
+    def take_changes(self) -> set[Compile]:
+        """The compiles that changed since the last call (new ones included)."""
+        with self.lock:
+            changed, self._changed = self._changed, set()
+        return changed
+
+    def records_of(self, node: CompileNode) -> Iterator[tuple[TraceFile, int, str]]:
+        """(source, record, kind) of every trace record of a compile id, read from the arrays."""
+        codes = {code for code, n in enumerate(self._context_nodes) if n is node}
+        for source in self.sources:
+            if isinstance(source, TraceFile):
+                for rec, ctx in enumerate(source.contexts):
+                    if ctx in codes:
+                        yield source, rec, source.kind_of(rec)
 
     def _check_string_ids(self) -> None:
         """Report stack frames naming string-table ids that no `str` record defined."""
         seen: set = set()
         for node in self.nodes.values():
-            source = node.stack_source
-            for frame in node.stack or []:
-                idx = frame.get("filename")
-                if isinstance(idx, int) and source is not None and idx not in source.strings:
-                    if (id(source), idx) not in seen:
-                        seen.add((id(source), idx))
-                        self.add_problem(source, source.offsets[node.start_rec], "unknown string",
-                                         f"string-table id {idx} is never defined (shown as unknown)")
-
-    # ---- records of a node (read lazily from the arrays) -----------------------------------
-
-    def records_of(self, node: CompileNode) -> Iterator[tuple[TraceFile, int, str]]:
-        for source in self.sources:
-            if not isinstance(source, TraceFile):
+            if node.frame is None or node.start is None:
                 continue
-            codes = {code for code, n in enumerate(self._context_nodes) if n is node}
-            for rec, ctx in enumerate(source.contexts):
-                if ctx in codes:
-                    yield source, rec, source.kind_names[source.kinds[rec]]
+            source, rec = node.start
+            idx = node.frame.get("filename")
+            if isinstance(idx, int) and idx not in source.strings and (id(source), idx) not in seen:
+                seen.add((id(source), idx))
+                self.add_problem(source, source.offsets[rec], "unknown string",
+                                 f"string-table id {idx} is never defined (shown as unknown)")
+
+    # ---- parts indexed in other processes (parallel.py) ----------------------------------------
+
+    def export_part(self, source: TraceFile) -> dict:
+        """What this index (of one byte range of `source`) holds, as plain data to send."""
+        for node in self.nodes.values():
+            node.compile = None
+            node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
+            if node.start is not None:
+                node.start = (None, node.start[1])
+            for item in node.artifacts + node.graph_breaks + node.dynamic:
+                item.source = None
+        for item in self.unattached:
+            item.source = None
+        return {
+            "file": source.export_part(), "contexts": self._contexts,
+            "nodes": list(self.nodes.values()),
+            "problems": [(p.offset, p.kind, p.message) for p in self.problems],
+            "unattached": self.unattached, "unknown_kinds": self.unknown_kinds,
+            "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
+        }
+
+    def merge_part(self, source: TraceFile, part: dict) -> None:
+        """Append a part of `source` indexed in another process, in file order."""
+        with self.lock:
+            context_map = [self.code_for(rank, cid) for rank, cid in part["contexts"]]
+            base = source.absorb_part(part["file"], context_map)
+            for later in part["nodes"]:
+                self._merge_node(self.node_for(later.rank, later.cid), later, source, base)
+            for item in part["unattached"]:
+                item.source, item.rec = source, item.rec + base
+                item.kind = KINDS.named(item.kind.name)
+                self.unattached.append(item)
+            for offset, kind, message in part["problems"]:
+                self.add_problem(source, offset, kind, message)
+            for kind, count in part["unknown_kinds"].items():
+                self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + count
+            for name, count in part["cache_events"].items():
+                self.cache_events[name] = self.cache_events.get(name, 0) + count
+            self.pytorch_version = self.pytorch_version or part["pytorch_version"]
+
+    def _merge_node(self, node: CompileNode, later: CompileNode, source, base: int) -> None:
+        """Fold in what a later part of the same file said of this compile id."""
+        for item in later.artifacts + later.graph_breaks + later.dynamic:
+            item.source, item.rec = source, item.rec + base
+        for artifact in later.artifacts:
+            artifact.kind = KINDS.named(artifact.kind.name)
+        if node.frame is None and later.start is not None:
+            node.frame, node.start = later.frame, (source, later.start[1] + base)
+        node.artifacts += later.artifacts
+        node.metrics = later.metrics or node.metrics
+        node.bwd_metrics = later.bwd_metrics or node.bwd_metrics
+        node.graph_breaks += later.graph_breaks
+        if later.recompile_reasons:
+            node.recompile_reasons = later.recompile_reasons
+            self.note_recompile_reasons(node)
+        node.dynamic += later.dynamic
+        node.errors += later.errors
+        self._changed.add(node.compile)
 

@@ -1,16 +1,24 @@
-"""A live index: the follower's new and replaced files applied to an index, step by step.
+"""Following a running job, in the model: the follower's new and replaced files applied to an
+index step by step (LiveIndex), and what is news in what changed (LiveEvents), told once each.
 
 When a file is truncated, rewritten or rotated (a job re-run into the same folder), the index is
 built again from the files as they are now: what the old content said cannot be taken back record
-by record, and an index of files being followed is small enough to rebuild.
+by record.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Iterable
 
+from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.index import Index
+from tlview.model.status import Status
 from tlview.source.follow import Follower
+
+# What a live event can say, most urgent first.
+FAILED, RECOMPILED, GRAPH_BREAK = "failed", "recompiled", "graph break"
+_URGENCY = {FAILED: 0, RECOMPILED: 1, GRAPH_BREAK: 2}
 
 
 @dataclass
@@ -60,3 +68,66 @@ class LiveIndex:
     def finish(self) -> None:
         """The writers are done: close the last open records."""
         self.index.finish()
+
+
+@dataclass(frozen=True)
+class LiveEvent:
+    """News of one compile: it failed, recompiled, broke (one event may say several)."""
+
+    node: CompileNode  # the compile's first attempt
+    what: tuple[str, ...]
+
+    @property
+    def title(self) -> str:
+        return " + ".join(self.what)
+
+    @property
+    def severity(self) -> str:
+        return "error" if FAILED in self.what else "warning"
+
+    @property
+    def message(self) -> str:
+        """`[0/1] recompiled + graph break: 0/0: n == 2` (the first reason, else the function)."""
+        reasons = self.node.reasons
+        detail = reasons[0].summary if RECOMPILED in self.what and reasons else (self.node.function() or "")
+        return f"[{self.node.id}] {self.title}: {detail}"
+
+
+def news_of(compile_: Compile) -> list[str]:
+    """What a compile has to tell, by the model's rules."""
+    what = []
+    if compile_.status is Status.ERROR:
+        what.append(FAILED)
+    if compile_.head.reasons:
+        what.append(RECOMPILED)
+    if compile_.has_graph_break:
+        what.append(GRAPH_BREAK)
+    return what
+
+
+class LiveEvents:
+    """Which news has been told. A compile id often shows up before its reason does: each
+    (compile, event) is told once, when it is first true."""
+
+    def __init__(self) -> None:
+        self._told: dict[tuple, set[str]] = {}
+        self._seen: set[tuple] = set()
+
+    def take(self, compiles: Iterable[Compile], tell: bool) -> tuple[list[LiveEvent], int]:
+        """(events to tell, compile ids seen for the first time) in these changed compiles. With
+        `tell` False (catching up, or after a rebuild) the news is noted but not told."""
+        events = []
+        new_ids = 0
+        for compile_ in sorted((c for c in compiles if c.attempts), key=lambda c: c.head.seq):
+            for node in compile_.attempts:
+                key = (node.rank, node.cid)
+                if key not in self._seen:
+                    self._seen.add(key)
+                    new_ids += 1
+            told = self._told.setdefault((compile_.rank, compile_.key), set())
+            fresh = [what for what in news_of(compile_) if what not in told]
+            told.update(fresh)
+            if fresh and tell:
+                events.append(LiveEvent(compile_.head, tuple(fresh)))
+        events.sort(key=lambda e: min(_URGENCY[w] for w in e.what))
+        return events, new_ids

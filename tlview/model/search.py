@@ -16,8 +16,7 @@ def search_payloads(index: Index, text: str, skip: Callable[[CompileNode], bool]
                     stop: Callable[[], bool]) -> Iterator[tuple[CompileNode | None, int, int]]:
     """Yield (node whose payloads contain `text` or None, artifacts done, artifacts total)."""
     needle = text.lower()
-    with index.lock:
-        nodes = [n for n in index.nodes.values() if not skip(n)]
+    nodes = [n for n in index.iter_nodes() if not skip(n)]
     total = sum(len(n.artifacts) for n in nodes)
     done = 0
     for node in nodes:

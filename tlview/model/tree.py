@@ -1,41 +1,257 @@
 """The frame tree as the UI shows it: ranks > frames > compiles > attempts, filtered.
 
-Built from the index without Textual, so the tree's content is tested headless and the widget
-only renders it.
+Built once from the index, then kept up to date from the index's journal of changed compiles
+(`apply`): the cost of an update follows what changed, not the size of the tree. Each update says
+what it added, changed and removed (a TreeDelta), so the widget touches only those nodes.
 """
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
+from bisect import bisect_right
 from dataclasses import dataclass, field
-from functools import cached_property
+from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.filters import Filter
-from tlview.model.index import Index
-
-STATUS_SYMBOL = {"ok": "✓", "break": "◐", "error": "✗", "empty": "○", "missing": "?", "compiling": "…"}
+from tlview.model.status import Status
 
 
 @dataclass(eq=False)
 class TreeEntry:
-    key: tuple  # stable across rebuilds: ("rank", r), ("frame", r, fk), ("cid", r, cid)
+    key: tuple  # stable: ("rank", r), ("frame", r, frame key), ("cid", r, compile id)
     kind: str  # rank, frame, compile, attempt
-    label: str
-    status: str | None = None
+    rank: int | None
+    order: tuple  # where it goes among its siblings
     node: CompileNode | None = None
     compile: Compile | None = None
-    rank: int | None = None
+    status: Status | None = None
+    parent: "TreeEntry | None" = None
     children: list["TreeEntry"] = field(default_factory=list)
     compile_ids: int = 0  # compile ids at or below this entry (shown)
+    frame_compiles: list[Compile] = field(default_factory=list)  # a frame's compiles, shown or not
+
+    @property
+    def title(self) -> str:
+        """What a frame or rank entry is called; a compile id's own id."""
+        if self.kind == "rank":
+            return f"rank {self.rank}"
+        if self.kind == "frame":
+            return frame_title(self)
+        return f"[{self.node.id}]"
+
+    @property
+    def shows_graph_break(self) -> bool:
+        """A stop for the graph-break jump: its own break, or a compile that broke."""
+        return self.node is not None and (bool(self.node.breaks) or (
+            self.kind == "compile" and self.compile.has_graph_break))
+
+    @property
+    def shows_recompile(self) -> bool:
+        return self.kind == "compile" and self.node.is_recompile
+
+    @property
+    def shows_failure(self) -> bool:
+        return self.kind == "compile" and self.status is Status.ERROR
+
+    def compiles_below(self) -> list["TreeEntry"]:
+        if self.kind == "compile":
+            return [self]
+        return [c for child in self.children for c in child.compiles_below()]
+
+
+# The semantic jumps (b/r/x): what each stops at, by name.
+JUMPS: dict[str, Callable[[TreeEntry], bool]] = {
+    "break": lambda e: e.shows_graph_break,
+    "recompile": lambda e: e.shows_recompile,
+    "error": lambda e: e.shows_failure,
+}
+
+
+def frame_title(entry: TreeEntry) -> str:
+    """`!0 forward  model.py:12`: the frame's function and file, from its first named compile."""
+    autograd, frame = entry.key[2]
+    if frame is None and autograd is not None:
+        return f"compiled autograd !{autograd}"
+    # named by any of its compiles, also those a filter hides (a refused recompile has no name)
+    named = next((n for c in list(entry.frame_compiles) for n in c.attempts if n.function()), None)
+    node = named or entry.children[0].node
+    location = node.location()
+    where = location.rsplit("/", 1)[-1] if location else ""
+    prefix = f"!{autograd} " if autograd is not None else ""
+    return f"{prefix}{node.function() or '?'}  {where}".rstrip()
 
 
 @dataclass
+class TreeDelta:
+    """What an update did: entries added (parents first), changed (labels), removed."""
+
+    rebuilt: bool = False
+    added: list[TreeEntry] = field(default_factory=list)
+    changed: list[TreeEntry] = field(default_factory=list)
+    removed: list[TreeEntry] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.rebuilt or self.added or self.changed or self.removed)
+
+
 class TreeModel:
-    roots: list[TreeEntry]
-    shown: int  # compile ids shown
-    hidden: int  # compile ids hidden by the filter
-    multi_rank: bool
+    """The tree of one index under one filter; `live` marks the newest compile `compiling`."""
+
+    def __init__(self, index, flt: Filter | None = None, live: bool = False) -> None:
+        self.index = index
+        self.filter = flt or Filter()
+        self.live = live
+        self.rebuild()
+
+    def rebuild(self) -> None:
+        self.roots: list[TreeEntry] = []
+        self.by_key: dict[tuple, TreeEntry] = {}
+        self.shown = 0
+        self._newest: dict = {}  # rank -> its newest node (live)
+        self._entries: list[TreeEntry] | None = None
+        self.multi_rank = len([r for r in self.index.ranks()]) > 1
+        # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
+        compiles = [c for cs in list(self.index.frames.values()) for c in list(cs)]
+        compiles.sort(key=lambda c: c.head.seq)
+        self.apply(compiles, building=True)
+
+    @property
+    def hidden(self) -> int:
+        return len(self.index.nodes) - self.shown
+
+    # ---- updating ------------------------------------------------------------------------------
+
+    def apply(self, compiles: Iterable[Compile], building: bool = False) -> TreeDelta:
+        """Bring the entries of these compiles (new or changed) up to date."""
+        delta = TreeDelta(rebuilt=building)
+        if not building and not self.multi_rank and len(self.index.ranks()) > 1:
+            self.rebuild()  # a second rank: ranks become the top level
+            return TreeDelta(rebuilt=True)
+        todo = {id(c): c for c in compiles if c.attempts}
+        if self.live:
+            for compile_ in list(todo.values()):
+                for older in self._note_newest(compile_):
+                    todo.setdefault(id(older), older)
+        touched: dict[int, TreeEntry] = {}
+        for compile_ in sorted(todo.values(), key=lambda c: c.head.seq):
+            self._apply_one(compile_, delta, touched)
+        # Counts and statuses follow the children: frames first, then their ranks, once each.
+        while touched:
+            parents: dict[int, TreeEntry] = {}
+            for entry in touched.values():
+                self._recount(entry)
+                if not building and entry not in delta.added:
+                    delta.changed.append(entry)
+                if entry.parent is not None:
+                    parents[id(entry.parent)] = entry.parent
+            touched = parents
+        if delta.added or delta.removed or building:
+            self._entries = None
+        return delta
+
+    def _note_newest(self, compile_: Compile) -> list[Compile]:
+        """Track the newest compile per rank; return the one it replaced (its status changes)."""
+        newest = max(compile_.attempts, key=lambda n: n.seq)
+        current = self._newest.get(compile_.rank)
+        if current is None or newest.seq > current.seq:
+            self._newest[compile_.rank] = newest
+            return [current.compile] if current is not None and current.compile is not compile_ else []
+        return []
+
+    def status_of(self, compile_: Compile) -> Status:
+        status = compile_.status
+        if self.live and status is Status.MISSING:
+            newest = self._newest.get(compile_.rank)
+            if newest is not None and newest.compile is compile_:
+                return Status.COMPILING  # following: a compile under way has no metrics yet
+        return status
+
+    def _apply_one(self, compile_: Compile, delta: TreeDelta, touched: dict) -> None:
+        rank = compile_.rank
+        key = ("cid", rank, compile_.key)
+        entry = self.by_key.get(key)
+        attempts = list(compile_.attempts)
+        shown = (self.filter.rank is None or rank == self.filter.rank) and (
+            not self.filter.active or any(self.filter.matches(n) for n in attempts))
+        if not shown:
+            if entry is not None:
+                self._remove(entry, delta, touched)
+            return
+        status = self.status_of(compile_)
+        if entry is None:
+            frame = self._frame_entry(compile_, delta)
+            entry = TreeEntry(key, "compile", rank, (attempts[0].seq,), attempts[0], compile_, status)
+            self._insert(frame, entry, delta)
+            touched[id(frame)] = frame
+        elif entry.status is not status:
+            entry.status = status
+            delta.changed.append(entry)
+        else:
+            delta.changed.append(entry)  # its badges may have changed
+        known = {child.key for child in entry.children}
+        for node in attempts[1:]:
+            child_key = ("cid", rank, node.cid)
+            if child_key not in known:
+                self._insert(entry, TreeEntry(child_key, "attempt", rank, (node.cid.attempt,), node,
+                                              compile_, status), delta)
+        for child in entry.children:
+            if child.status is not status:
+                child.status = status
+                delta.changed.append(child)
+        touched[id(entry.parent)] = entry.parent
+
+    def _frame_entry(self, compile_: Compile, delta: TreeDelta) -> TreeEntry:
+        rank = compile_.rank
+        frame_key = ("frame", rank, compile_.key.frame_key)
+        frame = self.by_key.get(frame_key)
+        if frame is None:
+            parent = None
+            if self.multi_rank:
+                parent = self.by_key.get(("rank", rank))
+                if parent is None:
+                    parent = TreeEntry(("rank", rank), "rank", rank, (-1 if rank is None else rank,))
+                    self._insert(None, parent, delta)
+            frame = TreeEntry(frame_key, "frame", rank, (compile_.head.seq,),
+                              frame_compiles=self.index.frames.get((rank, compile_.key.frame_key), []))
+            self._insert(parent, frame, delta)
+        return frame
+
+    def _insert(self, parent: TreeEntry | None, entry: TreeEntry, delta: TreeDelta) -> None:
+        siblings = parent.children if parent is not None else self.roots
+        if not siblings or siblings[-1].order <= entry.order:
+            siblings.append(entry)  # the usual case: things arrive in order
+        else:
+            siblings.insert(bisect_right(siblings, entry.order, key=lambda s: s.order), entry)
+        entry.parent = parent
+        self.by_key[entry.key] = entry
+        delta.added.append(entry)
+        if entry.node is not None:
+            self.shown += 1
+
+    def _remove(self, entry: TreeEntry, delta: TreeDelta, touched: dict) -> None:
+        parent = entry.parent
+        siblings = parent.children if parent is not None else self.roots
+        siblings.remove(entry)
+        for gone in [entry, *entry.children]:
+            self.by_key.pop(gone.key, None)
+            self.shown -= gone.node is not None
+        delta.removed.append(entry)
+        touched.pop(id(entry), None)
+        if parent is not None and not parent.children:
+            self._remove(parent, delta, touched)
+        elif parent is not None:
+            touched[id(parent)] = parent
+
+    @staticmethod
+    def _recount(entry: TreeEntry) -> None:
+        """A frame's or rank's count and status follow its children."""
+        if entry.kind == "frame":
+            entry.compile_ids = sum(1 + len(c.children) for c in entry.children)
+        else:
+            entry.compile_ids = sum(c.compile_ids for c in entry.children)
+        entry.status = Status.worst(c.status for c in entry.children)
+
+    # ---- reading -------------------------------------------------------------------------------
 
     def walk(self):
         stack = list(reversed(self.roots))
@@ -44,146 +260,29 @@ class TreeModel:
             yield entry
             stack.extend(reversed(entry.children))
 
-    @cached_property
-    def _compile_entries(self) -> list[TreeEntry]:
-        return [e for e in self.walk() if e.node is not None]
-
     def compile_entries(self) -> list[TreeEntry]:
-        """Compile ids and attempts, in tree order (cached: a model is never changed)."""
-        return self._compile_entries
+        """Compile ids and attempts, in tree order."""
+        if self._entries is None:
+            self._entries = [e for e in self.walk() if e.node is not None]
+        return self._entries
 
-    @cached_property
-    def positions(self) -> dict[int, int]:
-        """id(entry) -> its place in compile_entries()."""
-        return {id(e): i for i, e in enumerate(self._compile_entries)}
+    def newest_compile(self) -> TreeEntry | None:
+        shown = [e for e in (self.by_key.get(("cid", n.rank, n.compile.key)) for n in self._newest.values()) if e]
+        return max(shown, key=lambda e: max(n.seq for n in e.compile.attempts), default=None)
 
-    def next_matching(self, current: "TreeEntry | None", predicate, step: int) -> "TreeEntry | None":
+    def next_matching(self, current: TreeEntry | None, predicate, step: int) -> TreeEntry | None:
         """The next (step 1) or previous (step -1) entry where `predicate` holds, wrapping."""
-        cache = self.__dict__.setdefault("_matches", {})
-        matches = cache.get(predicate)
-        if matches is None:
-            matches = cache[predicate] = [i for i, e in enumerate(self._compile_entries) if predicate(e)]
-        if not matches:
+        entries = self.compile_entries()
+        if not entries:
             return None
-        here = self.positions.get(id(current), -1) if current is not None else -1
-        if step > 0:
-            at = bisect_right(matches, here)
-            index = matches[at] if at < len(matches) else matches[0]
-        else:
-            at = bisect_left(matches, here) - 1
-            index = matches[at] if at >= 0 else matches[-1]
-        return self._compile_entries[index]
-
-
-def build_tree(index: Index, flt: Filter | None = None, live: bool = False) -> TreeModel:
-    """With `live`, the newest compile of each rank that has no metrics yet is `compiling`
-    (while following, "missing" would be wrong for a compile still under way)."""
-    flt = flt or Filter()
-    newest = _newest_compiles(index) if live else set()
-    # Snapshots (one C-level copy each, under the GIL), not the lock: the UI must never
-    # wait for an indexing chunk.
-    frames = [(key, list(compiles)) for key, compiles in list(index.frames.items())]
-    total = sum(len(c.attempts) for _, cs in frames for c in cs)
-    ranks = sorted({rank for (rank, _), _ in frames}, key=lambda r: -1 if r is None else r)
-    multi_rank = len(ranks) > 1
-    rank_entries: dict = {}
-    roots: list[TreeEntry] = []
-    shown = 0
-    for (rank, frame_key), compiles in frames:
-        if flt.rank is not None and rank != flt.rank:
-            continue
-        compile_entries = []
-        for compile_ in compiles:
-            attempts = list(compile_.attempts)
-            if flt.active and not any(flt.matches(index, n) for n in attempts):
-                continue
-            compile_entries.append(_compile_entry(rank, compile_, attempts,
-                                                  live=id(compile_) in newest))
-        if not compile_entries:
-            continue
-        count = sum(1 + len(e.children) for e in compile_entries)
-        shown += count
-        named = next((n for c in compiles for n in c.attempts if n.function()), None)
-        first = named or compile_entries[0].node
-        frame = TreeEntry(("frame", rank, frame_key), "frame", frame_label(first, frame_key),
-                          rank=rank, children=compile_entries, compile_ids=count)
-        frame.status = worst_status(e.status for e in compile_entries)
-        if multi_rank:
-            parent = rank_entries.get(rank)
-            if parent is None:
-                parent = rank_entries[rank] = TreeEntry(("rank", rank), "rank", f"rank {rank}",
-                                                        rank=rank)
-                roots.append(parent)
-            parent.children.append(frame)
-            parent.compile_ids += count
-        else:
-            roots.append(frame)
-    for entry in rank_entries.values():
-        entry.status = worst_status(c.status for c in entry.children)
-        entry.label = f"rank {entry.rank}"
-    if multi_rank:
-        roots.sort(key=lambda e: -1 if e.rank is None else e.rank)
-    return TreeModel(roots, shown, total - shown, multi_rank)
-
-
-def _newest_compiles(index: Index) -> set[int]:
-    newest: dict = {}
-    for node in index.iter_nodes():
-        if node.compile is not None and (node.rank not in newest or node.seq > newest[node.rank].seq):
-            newest[node.rank] = node
-    return {id(n.compile) for n in newest.values()}
-
-
-def _compile_entry(rank, compile_: Compile, attempts: list[CompileNode], live: bool = False) -> TreeEntry:
-    status = compile_.status
-    if live and status == "missing":
-        status = "compiling"
-    head = attempts[0]
-    entry = TreeEntry(("cid", rank, head.cid), "compile", compile_label(head, status), status,
-                      head, compile_, rank)
-    for node in attempts[1:]:
-        entry.children.append(TreeEntry(("cid", rank, node.cid), "attempt",
-                                        compile_label(node, status, attempt=True), status, node,
-                                        compile_, rank))
-    return entry
-
-
-def frame_label(node: CompileNode, frame_key) -> str:
-    autograd, frame = frame_key
-    function = node.function() or "?"
-    location = node.location()
-    where = location.rsplit("/", 1)[-1] if location else ""
-    prefix = f"!{autograd} " if autograd is not None else ""
-    if frame is None and autograd is not None:
-        return f"compiled autograd !{autograd}"
-    return f"{prefix}{function}  {where}".rstrip()
-
-
-def compile_label(node: CompileNode, status: str, attempt: bool = False) -> str:
-    """`✗ [3/4] error  ↻4 ✂1 G13` — symbol and word, so it reads without colour."""
-    parts = [f"{STATUS_SYMBOL.get(status, '?')} [{node.id}]"]
-    if not attempt:
-        parts.append(status)
-    breaks = len(node.effective_graph_breaks())
-    reasons = node.effective_recompile_reasons()
-    if reasons and node.cid.attempt == 0:
-        parts.append(f"↻{len(reasons)}")
-    if breaks:
-        parts.append(f"✂{breaks}")
-    guards = (node.metrics or {}).get("guard_count")
-    if guards:
-        parts.append(f"G{guards}")
-    if node.problems:
-        parts.append(f"⚠{len(node.problems)}")
-    return "  ".join(parts)
-
-
-_SEVERITY = {"error": 4, "break": 3, "missing": 2, "empty": 1, "ok": 0}
-
-
-def worst_status(statuses) -> str | None:
-    worst = None
-    for status in statuses:
-        if status is not None and (worst is None or _SEVERITY.get(status, 0) > _SEVERITY.get(worst, 0)):
-            worst = status
-    return worst
+        try:
+            here = entries.index(current) if current is not None else -1
+        except ValueError:
+            here = -1
+        n = len(entries)
+        start = here if here >= 0 else (-1 if step > 0 else n)
+        for i in range(1, n + 1):
+            candidate = entries[(start + i * step) % n]
+            if predicate(candidate):
+                return candidate
+        return None

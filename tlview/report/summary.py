@@ -15,14 +15,15 @@ from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
+from tlview.model.totals import totals as index_totals
 from tlview.source.trace_file import TraceFile
 
 
 def build_summary(index: Index, flt: Filter | None = None) -> dict:
     flt = flt or Filter()
     rank = flt.rank if flt.rank is not None else ...
-    nodes = [n for n in index.iter_nodes(rank) if flt.matches(index, n)]
-    totals = asdict(index.totals(rank))
+    nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
+    totals = asdict(index_totals(index, rank))
     return {
         "tlview_summary_version": 1,
         "pytorch_version": index.pytorch_version,
@@ -45,23 +46,25 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
 def compile_entry(index: Index, node: CompileNode) -> dict:
     compile_ = node.compile
     metrics = node.metrics or {}
+    failure = node.failure
     return {
         "id": node.id,
         "rank": node.rank,
-        "status": compile_.status,
+        "status": compile_.status.word,
         "function": node.function(),
         "location": node.location(),
         "graph_breaks": [
             {"location": gb.location, "reason": gb.reason, "detail": gb.detail,
              "explanation": gb.explanation, "hints": gb.hints}
-            for gb in node.effective_graph_breaks()
+            for gb in node.breaks
         ],
         "restart_reasons": list(metrics.get("restart_reasons") or []),
-        "recompile_reasons": [r.text for r in node.effective_recompile_reasons()],
-        "recompile_of": sorted({str(r.failed_id) for r in node.effective_recompile_reasons()
-                                if r.failed_id is not None}),
-        "fail_type": metrics.get("fail_type"),
-        "fail_reason": metrics.get("fail_reason"),
+        "recompile_reasons": [r.text for r in node.reasons],
+        "recompile_of": sorted({str(r.failed_id) for r in node.reasons if r.failed_id is not None}),
+        "fail_type": metrics.get("fail_type") if node.metrics is not None else (
+            failure.fail_type or None if failure else None),
+        "fail_reason": metrics.get("fail_reason") if node.metrics is not None else (
+            failure.fail_reason if failure else None),
         "errors": [e.split("\n", 1)[0] for e in node.errors],
         "artifacts": node.artifact_names(),
         "guard_count": metrics.get("guard_count"),
@@ -79,7 +82,7 @@ def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
     """Graph breaks de-duplicated by location and reason, with a count and the compile ids."""
     groups: dict[tuple, dict] = {}
     for node in nodes:
-        for gb in node.effective_graph_breaks():
+        for gb in node.breaks:
             key = (node.rank, gb.location, gb.reason, gb.detail)
             entry = groups.get(key)
             if entry is None:

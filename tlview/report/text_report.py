@@ -11,43 +11,10 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.compile_node import reason_summary
+from tlview.model.look import CAUSE_STYLE, phase_legend, short_path, status_text, timeline_bar
+from tlview.model.reasons import reason_summary
+from tlview.model.status import Status
 from tlview.textsafe import one_line, visible
-
-STATUS_STYLE = {
-    "ok": ("✓", "green"),
-    "break": ("◐", "yellow"),
-    "error": ("✗", "bold red"),
-    "empty": ("○", "dim"),
-    "missing": ("?", "magenta"),
-}
-
-
-def status_text(status: str) -> Text:
-    symbol, style = STATUS_STYLE.get(status, ("?", ""))
-    return Text(f"{symbol} {status}", style=style)
-
-
-CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "failure": "red"}
-PHASE_STYLE = [("dynamo", "blue"), ("aot", "magenta"), ("inductor", "green"), ("codegen", "yellow"),
-               ("backward", "cyan")]
-BAR_WIDTH = 40
-
-
-def timeline_bar(row: dict, longest: float) -> Text:
-    """`[3/1] 10.2 s ████▓▓▓▒▒ ` — one block per phase, scaled to the longest compile."""
-    text = Text(f"  [{row['id']}]".ljust(12))
-    text.append(f"{row['total']:7.2f} s ")
-    for phase, style in PHASE_STYLE:
-        cells = round(row[phase] / longest * BAR_WIDTH)
-        text.append("█" * cells, style=style)
-    text.append(f"  {visible(row['function'] or '')}", style="dim")
-    return text
-
-
-def short_path(location: str) -> str:
-    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
-    return location.rsplit("/", 1)[-1]
 
 
 def _rstripped(text: Text) -> Text:
@@ -104,7 +71,7 @@ def render_report(summary: dict, console: Console) -> None:
             where = Text(visible(e["function"] or ""), style="bold")
             if e["location"]:
                 where.append("  " + visible(short_path(e["location"])), style="dim")
-            table.add_row(Text(f"[{e['id']}]"), status_text(e["status"]), where,
+            table.add_row(Text(f"[{e['id']}]"), status_text(Status.of_word(e["status"])), where,
                           str(len(e["graph_breaks"])) if e["graph_breaks"] else "",
                           _rstripped(why))
         console.print(table)
@@ -150,11 +117,7 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  {b['seconds']:.1f} s in those compiles", style="dim")
             console.print(line)
     if summary["timeline"]:
-        legend = Text("Compile time by compile id (longest first)  ", style="bold")
-        for phase, style in PHASE_STYLE:
-            legend.append("█ ", style=style)
-            legend.append(f"{phase}  ", style="dim")
-        console.print(legend)
+        console.print(phase_legend("Compile time by compile id (longest first)  "))
         longest = summary["timeline"][0]["total"] or 1.0
         for row in summary["timeline"][:12]:
             console.print(timeline_bar(row, longest))

@@ -4,35 +4,65 @@ Every line of a multi-line log record carries the same prefix:
 `[rank0]:V1121 23:26:41.460000 17404 torch/_dynamo/x.py:5124] [0/0] [__graph_breaks] message`.
 Lines with one prefix are grouped into one record. Ranks interleave in one stream, so a record
 stays open per process (pid) until that process writes a line with another prefix; lines of
-other processes in between do not end it. Lines with no prefix (user prints, Python warnings,
-torchrun's messages) become plain records.
+other processes, user prints and Python warnings in between do not end it. Lines with no prefix
+become plain records.
 
-Only offsets are kept: a record's text is read back from disk when shown.
+Only offsets are kept: a record's text is read back from disk when shown. The sink says which
+channels it reads lazily (graphs, code, guards: only their first line is handed over); the lines
+of the others (reasons, failures) are handed over whole, up to a bound.
+
+What a terminal adds is taken off before matching: ANSI colour codes (stderr of a tty) and
+torchrun's `[default3]:` tee prefix.
 """
 
 from __future__ import annotations
 
-import os
 import re
 from array import array
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Protocol
 
-from tlview.model.compile_id import CompileId
-from tlview.source.payload import LoadedPayload, line_number_at, pread_exact
+from tlview.source.payload import LoadedPayload
+from tlview.source.reader import IncrementalFile
 
 LINE_RE = re.compile(
     rb"^(?:\[rank(?P<rank>\d+)\]:)?(?P<level>[VIWEC])(?P<date>\d{4}) (?P<time>\d\d:\d\d:\d\d\.\d{6})"
     rb" (?P<pid>\d+) (?P<path>[^:\]\n]+):(?P<lineno>\d+)\]"
     rb"(?: \[(?P<cid>(?:!\d+(?:/\d+/\d+)?|\d+/\d+)(?:_\d+)?)\])?(?: \[__(?P<artifact>\w+)\])? ?"
 )
+_ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+_TEE = re.compile(rb"^\[[A-Za-z_]*\d+\]:(?=\[rank|[VIWEC]\d{4} )")  # torchrun's `[default3]:`
 PLAIN = "other"
-BLOCK_SIZE = 4 << 20
+KEPT_LINES = 4000  # lines of one record handed to the sink; the rest stay on disk
+
+
+def clean_line(line: bytes) -> bytes:
+    """A log line without what a terminal or torchrun added around torch's own prefix."""
+    if b"\x1b" in line:
+        line = _ANSI.sub(b"", line)
+    if line[:1] == b"[" and not line.startswith(b"[rank"):
+        line = _TEE.sub(b"", line, count=1)
+    return line
+
+
+@dataclass(slots=True)
+class TextLines:
+    """One record of a text log, as the reader hands it over."""
+
+    rec: int
+    rank: int | None
+    pid: int | None
+    cid: str | None  # the compile-id tag as written (`0/1_1`, `!0`), None when untagged
+    channel: str  # the artifact (`graph_breaks`), else the logger's area (`dynamo`), or PLAIN
+    level: str  # V I W E C, "" for plain lines
+    path: str  # the logging call's file (`torch/_dynamo/convert_frame.py`), "" for plain lines
+    lines: list[str]  # the message lines, prefixes removed (only the first for lazy channels)
 
 
 class TextSink(Protocol):
-    def on_text_record(self, log: "TextLog", rec: int, rank: int | None, cid: CompileId | None,
-                       channel: str, level: str, lines: list[str]) -> None: ...
+    lazy_text_channels: frozenset
+
+    def on_text_record(self, log: "TextLog", record: TextLines) -> None: ...
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None: ...
 
@@ -50,85 +80,36 @@ def channel_of(path: str, artifact: str | None) -> str:
     return "torch"
 
 
-@dataclass(slots=True)
-class _Open:
-    rec: int
-    key: bytes  # the prefix
-    rank: int | None
-    cid: CompileId | None
-    channel: str
-    level: str
-    lines: list[str]
+class TextLog(IncrementalFile):
+    block_size = 4 << 20
 
+    def __init__(self, path: str, sink: TextSink) -> None:
+        super().__init__(path)
+        self.sink = sink
+        self.offsets = array("q")  # first line of each record
+        self.ends = array("q")  # end of its last line
+        self.prefixes: list[bytes | None] = []  # the prefix of its lines; None for plain records
+        self.lines = 0
+        self.glog_lines = 0
+        self.ranks: set[int] = set()
+        self._open: dict = {}  # pid (or None for plain lines) -> TextLines
+        self._keys: dict = {}  # pid -> the open record's prefix
 
-@dataclass(eq=False)
-class TextLog:
-    path: str
-    sink: TextSink
-    offsets: array = field(default_factory=lambda: array("q"))  # first line of each record
-    ends: array = field(default_factory=lambda: array("q"))  # end of its last line
-    prefixes: list[bytes | None] = field(default_factory=list)  # None for plain records
-    scanned_to: int = 0
-    size: int = 0
-    lines: int = 0
-    glog_lines: int = 0
-    ranks: set = field(default_factory=set)
-    _open: dict = field(default_factory=dict)  # pid (or None for plain lines) -> _Open
-    _fd: int | None = None
+    # ---- scanning ------------------------------------------------------------------------------
 
-    def _open_fd(self) -> int:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        return self._fd
-
-    def close(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
-    def read_range(self, start: int, end: int) -> bytes:
-        return pread_exact(self._open_fd(), start, end)
-
-    def feed(self, limit: int | None = None) -> int:
-        fd = self._open_fd()
-        self.size = os.fstat(fd).st_size
-        start = self.scanned_to
-        end = self.size if limit is None else min(self.size, start + limit)
-        pos = start
-        while pos < end:
-            chunk = os.pread(fd, min(BLOCK_SIZE, end - pos), pos)
-            if not chunk:
-                break
-            cut = chunk.rfind(b"\n") + 1
-            if cut == 0:
-                if len(chunk) < BLOCK_SIZE:
-                    break  # partial line: wait for the rest
-                cut = len(chunk)  # a huge line: taken as it is
-            self._scan(chunk[:cut], pos)
-            pos += cut
-            self.scanned_to = pos
-        return pos - start
-
-    def finish(self) -> None:
-        fd = self._open_fd()
-        size = os.fstat(fd).st_size
-        if size > self.scanned_to:
-            tail = pread_exact(fd, self.scanned_to, size)
-            self._scan(tail + b"\n", self.scanned_to)
-            self.scanned_to = size
-        for key in list(self._open):
-            self._close(key)
-
-    def _scan(self, data: bytes, base: int) -> None:
+    def scan_block(self, data: bytes, cut: int, base: int) -> None:
         pos = 0
-        end = len(data)
         match = LINE_RE.match
-        while pos < end:
-            nl = data.find(b"\n", pos)
+        while pos < cut:
+            nl = data.find(b"\n", pos, cut)
             if nl < 0:
-                nl = end
+                nl = cut
             line = data[pos:nl]
+            if line.endswith(b"\r"):
+                line = line[:-1]
             self.lines += 1
+            if line[:1] in (b"\x1b", b"["):
+                line = clean_line(line)
             m = match(line)
             if m is None:
                 self._plain(line, base + pos, base + nl + 1)
@@ -137,14 +118,21 @@ class TextLog:
                 self._glog(m, line, base + pos, base + nl + 1)
             pos = nl + 1
 
+    def long_line(self, pos: int, data: bytes) -> None:
+        # A line longer than a block (a huge print): a plain record of its first block only.
+        self._plain(data[:200], pos, pos + len(data))
+
+    def end_of_input(self) -> None:
+        for key in list(self._open):
+            self._close(key)
+
     def _glog(self, m: re.Match, line: bytes, start: int, end: int) -> None:
         pid = m.group("pid")
         key = line[:m.end()]
         message = line[m.end():].decode("utf-8", "replace")
         current = self._open.get(pid)
-        if current is not None and current.key == key:
-            current.lines.append(message)
-            self.ends[current.rec] = end
+        if current is not None and self._keys[pid] == key:
+            self._extend(current, message, end)
             return
         if current is not None:
             self._close(pid)
@@ -152,28 +140,30 @@ class TextLog:
         rank = int(m.group("rank")) if m.group("rank") is not None else None
         if rank is not None:
             self.ranks.add(rank)
-        cid_text = m.group("cid")
-        cid = CompileId.parse(cid_text.decode()) if cid_text else None
+        cid = m.group("cid")
+        artifact = m.group("artifact")
         path = m.group("path").decode("utf-8", "replace")
-        artifact = m.group("artifact").decode() if m.group("artifact") else None
         rec = self._new(start, end, key)
-        self._open[pid] = _Open(rec, key, rank, cid, channel_of(path, artifact),
-                                m.group("level").decode(), [message])
+        self._keys[pid] = key
+        self._open[pid] = TextLines(rec, rank, int(pid), cid.decode() if cid else None,
+                                    channel_of(path, artifact.decode() if artifact else None),
+                                    m.group("level").decode(), path, [message])
 
     def _plain(self, line: bytes, start: int, end: int) -> None:
         text = line.decode("utf-8", "replace")
         current = self._open.get(None)
-        if not text.strip():
-            if current is not None:
-                current.lines.append(text)
-                self.ends[current.rec] = end
-            return
         if current is not None:
-            current.lines.append(text)
-            self.ends[current.rec] = end
+            self._extend(current, text, end)
+            return
+        if not text.strip():
             return
         rec = self._new(start, end, None)
-        self._open[None] = _Open(rec, b"", None, None, PLAIN, "", [text])
+        self._open[None] = TextLines(rec, None, None, None, PLAIN, "", "", [text])
+
+    def _extend(self, record: TextLines, message: str, end: int) -> None:
+        self.ends[record.rec] = end
+        if len(record.lines) < KEPT_LINES and record.channel not in self.sink.lazy_text_channels:
+            record.lines.append(message)
 
     def _new(self, start: int, end: int, key: bytes | None) -> int:
         self.offsets.append(start)
@@ -182,18 +172,18 @@ class TextLog:
         return len(self.offsets) - 1
 
     def _close(self, pid) -> None:
-        rec = self._open.pop(pid, None)
-        if rec is None:
+        record = self._open.pop(pid, None)
+        if record is None:
             return
-        lines = rec.lines
+        lines = record.lines
         while lines and not lines[-1].strip():
             lines.pop()
-        self.sink.on_text_record(self, rec.rec, rec.rank, rec.cid, rec.channel, rec.level, lines)
+        self.sink.on_text_record(self, record)
 
-    # ---- lazy access ---------------------------------------------------------------------
+    # ---- lazy access ---------------------------------------------------------------------------
 
     def load_payload(self, rec: int) -> LoadedPayload:
-        return LoadedPayload(self.payload_text(rec), None, [])
+        return LoadedPayload.of_text(self.payload_text(rec))
 
     def payload_text(self, rec: int) -> str:
         """The message lines of record `rec`, prefixes removed, read from disk."""
@@ -201,16 +191,12 @@ class TextLog:
         key = self.prefixes[rec]
         out = []
         for line in raw.split(b"\n"):
+            line = clean_line(line.removesuffix(b"\r"))
             if key is None:
                 if LINE_RE.match(line) is None:
                     out.append(line)
             elif line.startswith(key):
-                rest = line[len(key):]
-                out.append(rest)
+                out.append(line[len(key):])
         while out and not out[-1].strip():
             out.pop()
         return b"\n".join(out).decode("utf-8", "replace")
-
-    def line_number(self, offset: int) -> int:
-        """1-based line number of a byte offset (counted on demand: the scan does not count lines)."""
-        return line_number_at(self._open_fd(), offset)

@@ -7,26 +7,19 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
-
-
-def nodes_under(entry: TreeEntry) -> list[CompileNode]:
-    out = [entry.node] if entry.node is not None else []
-    for child in entry.children:
-        out += nodes_under(child)
-    return out
+from tlview.ui.pane import Pane, Selection
 
 
 def breaks_view(entry: TreeEntry) -> Group:
+    nodes = [n for c in entry.compiles_below() for n in c.compile.attempts] if entry.node is None else \
+        [entry.node]
     groups: dict[tuple, list] = {}
-    for node in nodes_under(entry):
-        for gb in node.effective_graph_breaks():
+    for node in nodes:
+        for gb in node.breaks:
             groups.setdefault((gb.location, gb.reason, gb.detail), []).append((node, gb))
-    restarts = [r for node in nodes_under(entry) if node.cid.attempt == 0
-                for r in node.compile.restart_reasons] if entry.node is None else []
+    restarts = [r for c in entry.compiles_below() for r in c.compile.restart_reasons] if entry.node is None else []
     parts = []
     if not groups:
         parts.append(Text("No graph breaks here.", style="dim"))
@@ -51,10 +44,13 @@ def breaks_view(entry: TreeEntry) -> Group:
     return Group(*parts)
 
 
-class BreaksPane(VerticalScroll):
+class BreaksPane(Pane, VerticalScroll):
     def compose(self):
         yield Static(id="breaks-body")
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
+    def show(self, selection: Selection) -> None:
         body = self.query_one("#breaks-body", Static)
-        body.update(breaks_view(entry) if entry is not None else Text(""))
+        body.update(breaks_view(selection.entry) if selection.entry is not None else Text(""))
+
+    def copy_text(self) -> str:
+        return str(self.query_one("#breaks-body", Static).render())

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 from tlview.diagnose.diff import describe_change, recompile_diff
-from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
+from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
 
-def diff_text(index: Index, entry: TreeEntry) -> str:
+def diff_text(selection: Selection) -> str:
     """Reads records from disk: call from a worker."""
-    node = entry.node
-    if not node.effective_recompile_reasons():
+    node = selection.entry.node
+    if not node.reasons:
         return (f"[{node.id}] is not a recompile: select one (↻ in the tree, r jumps to the next) "
                 "to compare it with the compile whose guard failed.")
-    diff = recompile_diff(index, node)
+    diff = recompile_diff(selection.index, node)
     if diff.against is None:
         return f"[{node.id}] recompiled, but the compile whose guard failed is not in these logs."
     lines = [f"# [{node.id}] against [{diff.against.id}], whose guard failed:",
@@ -34,5 +33,5 @@ class DiffPane(TextPane):
     language = "diff"
     empty_message = "select a recompiled compile id"
 
-    def text_for(self, index: Index, entry: TreeEntry) -> str:
-        return diff_text(index, entry)
+    def text_for(self, selection: Selection) -> str:
+        return diff_text(selection)

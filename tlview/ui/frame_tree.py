@@ -1,61 +1,37 @@
 """The frame tree widget: renders tlview.model.tree's TreeModel with Textual's Tree.
 
-Big trees stay fast: past EXPAND_LIMIT frames the frames start collapsed and their compile ids are
-added to the widget only when a frame is expanded.
+It is built once per model and then changed by deltas (what the model added, changed, removed):
+a live update touches the nodes that changed, never the whole tree. Big trees stay fast: past
+EXPAND_LIMIT frames, frames start collapsed and their compile ids are added to the widget only
+when a frame is expanded.
 """
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual.binding import Binding
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from tlview.model.tree import TreeEntry, TreeModel
-from tlview.textsafe import visible
+from tlview.model.look import entry_text
+from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
+from tlview.ui.keys import TREE_BINDINGS
 
 EXPAND_LIMIT = 300
-STATUS_STYLE = {"ok": "green", "break": "yellow", "error": "bold red", "empty": "dim",
-                "missing": "magenta", "compiling": "cyan"}
-
-
-def entry_label(entry: TreeEntry) -> Text:
-    style = STATUS_STYLE.get(entry.status or "", "")
-    if entry.kind in ("frame", "rank"):
-        label = Text(visible(entry.label), style="bold")
-        label.append(f"  {entry.compile_ids} id{'s' if entry.compile_ids != 1 else ''}", style="dim")
-        return label
-    head, _, badges = entry.label.partition("  ")
-    label = Text(head, style=style)
-    if badges:
-        label.append("  " + badges, style="dim" if entry.kind == "attempt" else "")
-    return label
 
 
 class FrameTree(Tree[TreeEntry]):
     """Ranks > frames > compile ids > attempts."""
 
-    BINDINGS = [
-        Binding("j", "cursor_down", "Down", show=False),
-        Binding("k", "cursor_up", "Up", show=False),
-        Binding("h", "collapse_or_parent", "Collapse", show=False),
-        Binding("l", "expand_node", "Expand", show=False),
-        Binding("left", "collapse_or_parent", "Collapse", show=False),
-        Binding("right", "expand_node", "Expand", show=False),
-        Binding("g", "scroll_home", "Top", show=False),
-        Binding("G", "scroll_end", "Bottom", show=False),
-        Binding("home", "scroll_home", "Top", show=False),
-        Binding("end", "scroll_end", "Bottom", show=False),
-    ]
+    BINDINGS = TREE_BINDINGS
 
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("compile ids", id=id)
         self.show_root = False
         self.guide_depth = 3
         self.auto_expand = False
-        self._by_key: dict[tuple, TreeNode[TreeEntry]] = {}
-        self._pending: dict[int, list[TreeEntry]] = {}  # node id -> children not yet added
         self.model: TreeModel | None = None
+        self._by_key: dict[tuple, TreeNode[TreeEntry]] = {}
+        self._pending: set[int] = set()  # ids of nodes whose children are not added yet
 
     def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
@@ -63,90 +39,103 @@ class FrameTree(Tree[TreeEntry]):
         return node.label.cell_len + icon
 
     def process_label(self, label) -> Text:
-        # Labels are always Text built by entry_label: never parse them as markup.
+        # Labels are always Text built by entry_text: never parse them as markup.
         return label if isinstance(label, Text) else Text(str(label))
 
-    # ---- building ------------------------------------------------------------------------
+    @property
+    def entry(self) -> TreeEntry | None:
+        """The entry under the cursor."""
+        node = self.cursor_node
+        return node.data if node is not None else None
 
-    def show_model(self, model: TreeModel, rebuild: bool = False) -> None:
-        """Show `model`; keep the cursor and expansion when only new entries arrived."""
+    # ---- building ------------------------------------------------------------------------------
+
+    def show_model(self, model: TreeModel) -> None:
+        """Show a model whole (a new filter, a new index); keep the cursor on the same entry."""
+        cursor_key = self.entry.key if self.entry is not None else None
         self.model = model
-        if rebuild or not self._by_key:
-            cursor_key = self.cursor_node.data.key if self.cursor_node and self.cursor_node.data else None
-            self.clear()
-            self._by_key.clear()
-            self._pending.clear()
-            expand = sum(1 for _ in self._frames(model)) <= EXPAND_LIMIT
-            for entry in model.roots:
-                self._add(self.root, entry, expand)
-            if cursor_key is not None:
-                self.select_key(cursor_key, move_only=True)
-            return
-        expand = len(self._by_key) <= EXPAND_LIMIT * 4
+        self.clear()
+        self._by_key.clear()
+        self._pending.clear()
+        expand = sum(1 for e in model.walk() if e.kind == "frame") <= EXPAND_LIMIT
         for entry in model.roots:
-            self._update(self.root, entry, expand)
+            self._add(self.root, entry, expand)
+        if cursor_key is not None:
+            self.select_key(cursor_key)
 
-    def _frames(self, model: TreeModel):
-        for entry in model.walk():
-            if entry.kind == "frame":
-                yield entry
+    def apply(self, delta: TreeDelta) -> None:
+        """Show what changed in the model: added, changed and removed entries only."""
+        if delta.rebuilt:
+            self.show_model(self.model)
+            return
+        for entry in delta.removed:
+            node = self._by_key.pop(entry.key, None)
+            for child in entry.children:
+                self._by_key.pop(child.key, None)
+            if node is not None:
+                node.remove()
+        expand = len(self._by_key) <= EXPAND_LIMIT * 4
+        for entry in delta.added:
+            if entry.key in self._by_key:
+                continue
+            parent = self.root if entry.parent is None else self._by_key.get(entry.parent.key)
+            if parent is None or parent.id in self._pending:
+                continue  # its parent is collapsed and not built: it comes when expanded
+            self._add(parent, entry, expand, position=True)
+        for entry in delta.changed:
+            node = self._by_key.get(entry.key)
+            if node is not None:
+                node.set_label(entry_text(entry))
+                if entry.children and not node.allow_expand:
+                    node.allow_expand = True
 
-    def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool) -> TreeNode:
-        has_children = bool(entry.children)
-        node = parent.add(entry_label(entry), data=entry, allow_expand=has_children,
+    def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool, position: bool = False) -> TreeNode:
+        has_children = bool(entry.children) or entry.kind in ("frame", "rank")
+        before = None
+        if position:  # its place among the siblings already shown
+            siblings = entry.parent.children if entry.parent is not None else self.model.roots
+            at = siblings.index(entry)
+            before = next((self._by_key[s.key] for s in siblings[at + 1:] if s.key in self._by_key), None)
+        node = parent.add(entry_text(entry), data=entry, before=before, allow_expand=has_children,
                           expand=has_children and (expand or entry.kind == "rank"))
         self._by_key[entry.key] = node
-        if has_children:
-            if node.is_expanded or entry.kind == "rank":
-                for child in entry.children:
+        if node.is_expanded or entry.kind == "rank":
+            for child in entry.children:
+                if child.key not in self._by_key:
                     self._add(node, child, expand)
-            else:
-                self._pending[node.id] = entry.children
+        elif has_children:
+            self._pending.add(node.id)
         return node
 
-    def _update(self, parent: TreeNode, entry: TreeEntry, expand: bool) -> None:
-        node = self._by_key.get(entry.key)
-        if node is None:
-            self._add(parent, entry, expand)
-            return
-        node.data = entry
-        node.set_label(entry_label(entry))
-        if entry.children and not node.allow_expand:
-            node.allow_expand = True
-        if node.id in self._pending:
-            self._pending[node.id] = entry.children
-            return
-        for child in entry.children:
-            self._update(node, child, expand)
-
     def _materialize(self, node: TreeNode) -> None:
-        children = self._pending.pop(node.id, None)
-        if children:
-            for child in children:
-                self._add(node, child, expand=False)
+        if node.id in self._pending:
+            self._pending.discard(node.id)
+            for child in node.data.children:
+                if child.key not in self._by_key:
+                    self._add(node, child, expand=False)
 
     def on_tree_node_expanded(self, event: Tree.NodeExpanded) -> None:
         self._materialize(event.node)
 
-    # ---- finding -------------------------------------------------------------------------
+    # ---- finding -------------------------------------------------------------------------------
 
     def node_for_key(self, key: tuple) -> TreeNode | None:
+        """The widget node of an entry, building its collapsed parents if needed."""
         node = self._by_key.get(key)
-        if node is not None:
+        if node is not None or self.model is None:
             return node
-        # not materialized yet: expand its frame
-        if self.model is None:
-            return None
-        for frame in self._frames(self.model):
-            if any(c.key == key or any(a.key == key for a in c.children) for c in frame.children):
-                frame_node = self._by_key.get(frame.key)
-                if frame_node is not None:
-                    self._materialize(frame_node)
-                    frame_node.expand()
-                break
+        entry = self.model.by_key.get(key)
+        chain = []
+        while entry is not None:
+            chain.append(entry)
+            entry = entry.parent
+        for ancestor in reversed(chain[1:]):
+            ancestor_node = self._by_key.get(ancestor.key)
+            if ancestor_node is not None:
+                self._materialize(ancestor_node)
         return self._by_key.get(key)
 
-    def select_key(self, key: tuple, move_only: bool = False) -> bool:
+    def select_key(self, key: tuple) -> bool:
         """Put the cursor on the entry with `key` (expanding its parents); False if not shown."""
         node = self.node_for_key(key)
         if node is None:
@@ -154,22 +143,15 @@ class FrameTree(Tree[TreeEntry]):
         parent = node.parent
         while parent is not None and parent is not self.root:
             if not parent.is_expanded:
-                self._materialize(parent)
                 parent.expand()
             parent = parent.parent
-        # After the refresh the lines are laid out; look the key up again then (a rebuild in
-        # between would leave this node stale).
-        self.call_after_refresh(self._move_to_key, key, not move_only)
+        # Asking for a line makes the Tree lay its lines out now, so the node has its line and the
+        # cursor moves at once (waiting for a refresh let a key pressed meanwhile go elsewhere).
+        self.get_node_at_line(0)
+        self.move_cursor(node)
         return True
 
-    def _move_to_key(self, key: tuple, scroll: bool) -> None:
-        node = self._by_key.get(key)
-        if node is not None and node.tree is self:
-            self.move_cursor(node)
-            if scroll:
-                self.scroll_to_node(node)
-
-    # ---- keys ------------------------------------------------------------------------------
+    # ---- keys ----------------------------------------------------------------------------------
 
     def action_expand_node(self) -> None:
         node = self.cursor_node

@@ -1,31 +1,27 @@
-"""Guards of the selected compile id: the C++ guard tree and the guards added, with user stacks."""
+"""Guards of the selected compile id: the guard tree (trace or TORCH_LOGS text) and the guards
+added while tracing, with their user stacks."""
 
 from __future__ import annotations
 
-from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
+from tlview.model.kinds import Role
+from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
 
-def guards_text(entry: TreeEntry) -> str:
+def guards_text(selection: Selection) -> str:
     """Read from disk: call from a worker thread."""
-    node = entry.node
+    node = selection.entry.node
     parts = []
-    for art in node.artifacts:
-        if art.name in ("dynamo_cpp_guards_str", "dynamo_guards"):
-            payload = art.load()
-            parts.append(f"# {art.name}" + ("  (md5 mismatch)" if payload.md5_ok is False else ""))
-            parts.append(payload.text)
-    added = [d for d in node.dynamic if d.kind in ("guard_added_fast", "guard_added")]
+    for art in node.artifacts_in(Role.GUARDS):
+        payload = art.load()
+        parts.append(f"# {art.name}" + ("  (md5 mismatch)" if payload.md5_ok is False else ""))
+        parts.append(payload.text)
+    added = [d for d in node.dynamic if d.is_guard]
     if added:
         parts.append(f"\n# guards added while tracing ({len(added)})")
         for event in added:
-            fields = event.fields()
-            parts.append(f"{fields.get('expr', event.summary)}")
-            for frame in (fields.get("user_stack") or [])[-3:]:
-                if isinstance(frame, dict):
-                    name = node.stack_source.frame_filename(frame.get("filename")) if node.stack_source else frame.get("filename")
-                    parts.append(f"    {name}:{frame.get('line')} in {frame.get('name')}")
+            parts.append(str(event.fields().get("expr", event.summary)))
+            parts += [f"    {frame}" for frame in event.user_stack()[-3:]]
     if not parts:
         return "no guards recorded for this compile id"
     return "\n".join(parts)
@@ -34,5 +30,5 @@ def guards_text(entry: TreeEntry) -> str:
 class GuardsPane(TextPane):
     language = "python"
 
-    def text_for(self, index: Index, entry: TreeEntry) -> str:
-        return guards_text(entry)
+    def text_for(self, selection: Selection) -> str:
+        return guards_text(selection)

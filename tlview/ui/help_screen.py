@@ -1,4 +1,5 @@
-"""`?`: every key, from the app's and the widgets' bindings."""
+"""`?`: every key, generated from the bindings of the app and its widgets (each says what it does
+in its tooltip), and what the status symbols mean."""
 
 from __future__ import annotations
 
@@ -9,20 +10,38 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-HELP_ROWS = [
-    ("Tree", [("↑ ↓ / j k", "move"), ("← → / h l", "collapse / expand"), ("g G / Home End", "top / bottom"),
-              ("Enter", "open the detail of a compile id"), ("Tab / Shift+Tab", "next / previous pane")]),
-    ("Jumps", [("b / B", "next / previous graph break"), ("r / R", "next / previous recompile"),
-               ("x / X", "next / previous error"), ("Enter on a recompile reason", "go to the compile whose guard failed")]),
-    ("Panes", [("1 … 9", "Summary, Graphs, Guards, Recompiles, Graph breaks, Dynamic shapes, Log, "
-                          "Diff (a recompile against the compile whose guard failed), Run (costs, "
-                          "timeline, ranks)"),
-               ("[ / ]", "previous / next rank (all ranks, 0, 1, ...)"),
-               ("y", "copy the shown payload (OSC 52: works over SSH)"), ("e", "open the shown payload in $PAGER / $EDITOR")]),
-    ("Filter", [("/", "filter: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N, or text"),
-                ("Esc", "clear the filter")]),
-    ("App", [("f", "follow the newest compile id (live)"), ("Ctrl+P", "command palette"), ("?", "this help"), ("q", "quit")]),
-]
+from tlview.model.status import Status
+from tlview.ui.keys import HELP_SECTIONS
+
+KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
+             "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
+             "home": "Home", "end": "End", "up": "↑", "down": "↓", "ctrl+p": "Ctrl+P", "tab": "Tab",
+             "shift+tab": "Shift+Tab"}
+
+
+def key_text(binding: Binding) -> str:
+    return " ".join(binding.key_display or KEY_NAMES.get(k, k) for k in binding.key.split(","))
+
+
+def help_rows(bindings: list[Binding]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(keys, what)]): bindings of one section that say the same thing share a row."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for binding in bindings:
+        if not binding.tooltip:
+            continue
+        group = HELP_SECTIONS.get(binding.id or "", "Other")
+        keys = groups.setdefault(group, {}).setdefault(binding.tooltip, [])
+        if key_text(binding) not in keys:
+            keys.append(key_text(binding))
+    return [(group, [(" / ".join(keys), what) for what, keys in rows.items()])
+            for group, rows in groups.items()]
+
+
+def legend() -> Text:
+    symbols = "  ".join(f"{s.label} ({s.meaning})" for s in Status)
+    return Text(f"Status symbols: {symbols}.\n"
+                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.",
+                style="dim")
 
 
 class HelpScreen(ModalScreen[None]):
@@ -33,18 +52,20 @@ class HelpScreen(ModalScreen[None]):
                                   background: $panel; padding: 0 1; }
     """
 
+    def __init__(self, bindings: list[Binding]) -> None:
+        super().__init__()
+        self.rows = help_rows(bindings)
+
     def compose(self):
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
         table.add_column()
-        for section, rows in HELP_ROWS:
+        for section, rows in self.rows:
             table.add_row(Text(section, style="bold underline"), "")
             for key, what in rows:
                 table.add_row(key, what)
         table.add_row("", "")
-        table.add_row("", Text("Status symbols: ✓ ok  ◐ break (restarted)  ✗ error  ○ empty graph  ? no metrics  "
-                               "… compiling (live).\n"
-                               "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.", style="dim"))
+        table.add_row("", legend())
         with VerticalScroll():
             yield Static(table)
 

@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
+from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
 NO_TEXT = ("No TORCH_LOGS text for this compile id. Open a folder (or file) that holds the job's "
            "stderr run with TORCH_LOGS=... to see it here.")
 
 
-def log_text(entry: TreeEntry) -> str:
+def log_text(selection: Selection) -> str:
     """Reads the text records from disk: call from a worker."""
-    node = entry.node
+    node = selection.entry.node
     if not node.text_records:
         return NO_TEXT
     lines = []
@@ -21,10 +20,10 @@ def log_text(entry: TreeEntry) -> str:
         lines += node.perf_hints
         lines.append("")
     for record in node.text_records:
-        lines.append(f"[{record.channel}] {record.source.load_payload(record.rec).text}")
+        lines.append(f"[{record.channel}] {record.load_text()}")
     return "\n".join(lines)
 
 
 class LogPane(TextPane):
-    def text_for(self, index: Index, entry: TreeEntry) -> str:
-        return log_text(entry)
+    def text_for(self, selection: Selection) -> str:
+        return log_text(selection)

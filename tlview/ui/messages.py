@@ -1,26 +1,81 @@
-"""Messages between the UI's widgets."""
+"""Messages of the UI: workers report by these (never by writing the app's attributes), and
+widgets post them with the model objects they are about."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import wraps
 
+from textual.css.query import NoMatches
 from textual.message import Message
+
+from tlview.model.compile_node import CompileNode
+from tlview.model.filters import Filter
+from tlview.model.index import Index
+
+
+@dataclass
+class IndexGrew(Message):
+    """The index read more: `done` of `total` bytes. A burst of these coalesces into one (toolong)."""
+
+    done: int
+    total: int
+
+    def can_replace(self, message: Message) -> bool:
+        return isinstance(message, IndexGrew)
+
+
+@dataclass
+class IndexFinished(Message):
+    """Every source was read to its end (not following)."""
+
+
+@dataclass
+class IndexReplaced(Message):
+    """Following: a file was truncated or replaced, and the logs were indexed again from scratch."""
+
+    index: Index
+    messages: list[str] = field(default_factory=list)
+
+
+@dataclass
+class FollowState(Message):
+    """Following: whether the follower caught up with the files, or what it waits for."""
+
+    caught_up: bool
+    waiting: str = ""
+
+
+@dataclass
+class JobEnded(Message):
+    """A `--run` job exited."""
+
+    code: int
+    folder: str
+
+
+@dataclass
+class PayloadMatches(Message):
+    """The payload search of `flt` found these nodes; `note` says how far it got."""
+
+    flt: Filter
+    nodes: list[CompileNode]
+    note: str
 
 
 @dataclass
 class JumpToCompile(Message):
-    """Select the tree entry with this key (a recompile reason names the compile it came from)."""
+    """Select this compile id in the tree (a recompile reason names the compile it came from)."""
 
-    key: tuple
+    node: CompileNode
 
 
-@dataclass
-class IndexProgress(Message):
-    """The indexing worker read more: `done` of `total` bytes."""
-
-    done: int
-    total: int
-    finished: bool = False
-
-    def can_replace(self, message: Message) -> bool:
-        return isinstance(message, IndexProgress) and not message.finished
+def while_shown(handler):
+    """A message that arrives while the app shuts down finds its widgets gone: it is dropped."""
+    @wraps(handler)
+    def guarded(self, *args):
+        try:
+            return handler(self, *args)
+        except NoMatches:
+            return None
+    return guarded

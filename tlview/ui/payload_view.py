@@ -78,7 +78,8 @@ class PayloadView(ScrollView, can_focus=True):
     def action_bottom(self) -> None:
         self.scroll_end(animate=False)
 
-    def _highlight(self, index: int) -> Text:
+    def highlighted(self, index: int) -> Text:
+        """Line `index` as it is drawn: made visible, highlighted (cached)."""
         text = self._cache.get(index)
         if text is None:
             line = visible(self._lines[index][:MAX_LINE].expandtabs(4))
@@ -101,7 +102,7 @@ class PayloadView(ScrollView, can_focus=True):
             return Strip.blank(width, base)
         gutter_style = base + self.get_component_rich_style("payload--gutter")
         number = Segment(f"{index + 1:>{self._gutter}} ", gutter_style)
-        segments = list(self._highlight(index).render(self.app.console))
+        segments = list(self.highlighted(index).render(self.app.console))
         body = Strip(segments).crop(scroll_x, scroll_x + width - self._gutter - 1)
         strip = Strip([number, *body]).apply_style(base)
         return strip.extend_cell_length(width, base).crop(0, width)

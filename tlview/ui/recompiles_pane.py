@@ -9,14 +9,13 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tlview.model.compile_id import REASON_CID_RE
-from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
+from tlview.model.compile_node import CompileNode
 from tlview.textsafe import visible
 from tlview.ui.messages import JumpToCompile
+from tlview.ui.pane import Pane, Selection
 
 
-class RecompilesPane(Vertical):
+class RecompilesPane(Pane, Vertical):
     DEFAULT_CSS = """
     RecompilesPane > #recompile-head { height: auto; padding: 0 1; }
     RecompilesPane > OptionList { height: 1fr; }
@@ -24,22 +23,23 @@ class RecompilesPane(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._targets: list[tuple | None] = []
+        self._targets: list[CompileNode | None] = []
 
     def compose(self):
         yield Static(id="recompile-head")
         yield OptionList(id="recompile-list")
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
+    def show(self, selection: Selection) -> None:
         head = self.query_one("#recompile-head", Static)
         options = self.query_one("#recompile-list", OptionList)
         options.clear_options()
         self._targets = []
+        entry = selection.entry
         if entry is None or entry.node is None:
             head.update(Text("Select a compile id.", style="dim"))
             return
         node = entry.node
-        reasons = node.effective_recompile_reasons()
+        reasons = node.reasons
         rows: list[Option] = []
         if reasons:
             head.update(Text(f"[{node.id}] recompiled: {len(reasons)} cached compile(s) rejected "
@@ -47,26 +47,23 @@ class RecompilesPane(Vertical):
             for reason in reasons:
                 label = Text()
                 label.append(f"[{reason.failed_id or '?'}] ", style="bold cyan")
-                body = REASON_CID_RE.sub("", reason.text, count=1)
-                first, _, rest = body.partition("\n")
+                first, _, rest = reason.body.partition("\n")
                 label.append(visible(first), style="bold")
                 if rest:
                     label.append("\n" + visible(rest), style="dim")
-                target = index.failed_guard_target(node, reason)
-                self._targets.append(("cid", node.rank, target.cid) if target else None)
+                self._targets.append(selection.index.failed_guard_target(node, reason))
                 rows.append(Option(label))
-        later = [n for n in index.iter_nodes(node.rank)
-                 if any(r.failed_id == node.cid for r in n.effective_recompile_reasons())]
+        later = selection.index.recompiled_by(node)
         if later:
             if not reasons:
                 head.update(Text(f"[{node.id}] is not a recompile. Its guards failed later for:",
                                  style="bold"))
             for other in later:
-                why = next(r for r in other.effective_recompile_reasons() if r.failed_id == node.cid)
+                why = next(r for r in other.reasons if r.failed_id == node.cid)
                 label = Text()
                 label.append(f"→ [{other.id}] ", style="bold cyan")
                 label.append(visible(why.summary))
-                self._targets.append(("cid", other.rank, other.cid))
+                self._targets.append(other)
                 rows.append(Option(label))
         if not reasons and not later:
             head.update(Text(f"[{node.id}] did not recompile and no later compile replaced it.",
@@ -78,3 +75,7 @@ class RecompilesPane(Vertical):
         target = self._targets[event.option_index] if event.option_index < len(self._targets) else None
         if target is not None:
             self.post_message(JumpToCompile(target))
+
+    def copy_text(self) -> str:
+        options = self.query_one("#recompile-list", OptionList)
+        return "\n".join(options.get_option_at_index(i).prompt.plain for i in range(options.option_count))

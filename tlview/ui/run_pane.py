@@ -11,9 +11,9 @@ from textual.widgets import Static
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.ranks import describe, divergence
 from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
-from tlview.report.text_report import PHASE_STYLE, short_path, timeline_bar
+from tlview.model.look import phase_legend, short_path, timeline_bar
 from tlview.textsafe import one_line, visible
+from tlview.ui.pane import Pane, Selection
 
 
 def run_view(index: Index, rank) -> Group:
@@ -42,11 +42,7 @@ def run_view(index: Index, rank) -> Group:
                           style="red"))
         parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
     if rows:
-        legend = Text("\nCompile time by compile id  ", style="bold")
-        for phase, style in PHASE_STYLE:
-            legend.append("█ ", style=style)
-            legend.append(f"{phase} ", style="dim")
-        parts.append(legend)
+        parts.append(phase_legend("\nCompile time by compile id  "))
         longest = rows[0]["total"] or 1.0
         parts += [timeline_bar(row, longest) for row in rows[:40]]
     div = divergence(index)
@@ -61,15 +57,17 @@ def run_view(index: Index, rank) -> Group:
     return Group(*parts)
 
 
-class RunPane(VerticalScroll):
+class RunPane(Pane, VerticalScroll):
     def compose(self):
         yield Static(id="run-body")
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
-        self.load(index, getattr(self.app, "flt", None))
+    def show(self, selection: Selection) -> None:
+        self.load(selection.index, selection.rank)
 
     @work(thread=True, exclusive=True, group="run-load")
-    def load(self, index: Index, flt) -> None:
-        rank = flt.rank if flt is not None and flt.rank is not None else ...
+    def load(self, index: Index, rank) -> None:
         view = run_view(index, rank)
         self.app.call_from_thread(self.query_one("#run-body", Static).update, view)
+
+    def copy_text(self) -> str:
+        return str(self.query_one("#run-body", Static).render())

@@ -1,4 +1,4 @@
-"""Summary of the selected compile id, frame or rank: status, where, times, counts, failures."""
+"""Summary of the selected compile id, frame or rank: status, where, why, times, counts, failures."""
 
 from __future__ import annotations
 
@@ -9,11 +9,13 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tlview.diagnose.classify import diagnose_node
-from tlview.model.index import Index
-from tlview.report.text_report import CAUSE_STYLE
-from tlview.model.tree import STATUS_SYMBOL, TreeEntry
+from tlview.model.kinds import Role
+from tlview.model.look import CAUSE_STYLE, status_text
+from tlview.model.registry import cache_outcome
+from tlview.model.status import Status
+from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
-from tlview.ui.frame_tree import STATUS_STYLE
+from tlview.ui.pane import Pane, Selection
 
 TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_s", "backend (AOT+Inductor)"),
          ("inductor_compile_time_s", "inductor"), ("code_gen_time_s", "codegen"),
@@ -30,23 +32,23 @@ def _kv_table() -> Table:
     return table
 
 
-def compile_summary(index: Index, entry: TreeEntry) -> Group:
+def compile_summary(entry: TreeEntry) -> Group:
+    """Reads the user stack from disk."""
     node = entry.node
     compile_ = entry.compile
     status = entry.status or compile_.status  # "compiling" while following
     parts = []
-    title = Text(f"{STATUS_SYMBOL[status]} [{node.id}] {status}", style=STATUS_STYLE[status])
+    title = Text(f"{status.symbol} [{node.id}] {status.word}", style=status.style)
     if node.rank is not None:
         title.append(f"   rank {node.rank}", style="dim")
     parts.append(title)
     where = _kv_table()
     where.add_row("function", Text(visible(node.function() or "?")))
     where.add_row("location", Text(visible(node.location() or "?")))
-    attempts = ", ".join(f"[{n.id}]" for n in compile_.attempts)
-    where.add_row("attempts", Text(attempts))
-    if node.cid.is_recompile:
-        reasons = node.effective_recompile_reasons()
-        where.add_row("recompile of", Text(", ".join(sorted({f"[{r.failed_id}]" for r in reasons if r.failed_id})) or "?"))
+    where.add_row("attempts", Text(", ".join(f"[{n.id}]" for n in compile_.attempts)))
+    if node.is_recompile:
+        where.add_row("recompile of", Text(", ".join(sorted({f"[{r.failed_id}]" for r in node.reasons
+                                                             if r.failed_id})) or "?"))
     parts.append(where)
     diagnoses = diagnose_node(node)
     if diagnoses:
@@ -64,30 +66,30 @@ def compile_summary(index: Index, entry: TreeEntry) -> Group:
     if metrics:
         times = _kv_table()
         for key, label in TIMES:
-            if metrics.get(key) is not None:
+            if isinstance(metrics.get(key), (int, float)):
                 times.add_row(label, f"{metrics[key]:.3f} s")
         counts = _kv_table()
         for key, label in COUNTS:
             if metrics.get(key) is not None:
-                counts.add_row(label, str(metrics[key]))
+                counts.add_row(label, visible(str(metrics[key])))
         parts += [Text("\ncompile times", style="bold"), times, Text("\ncounts", style="bold"), counts]
-    caches = [a.name for n in compile_.attempts for a in n.artifacts
-              if a.name.endswith(("_cache_hit", "_cache_miss", "_cache_bypass"))]
+    caches = [a.name for n in compile_.attempts for a in n.artifacts_in(Role.CACHE)]
     if caches:
         line = Text("\ncaches  ", style="bold")
         for name in caches:
-            hit = name.endswith("_hit")
+            hit = cache_outcome(name) == "hit"
             line.append(f"{'✓' if hit else '✗'} {name}  ", style="green" if hit else "yellow")
         parts.append(line)
-    if metrics.get("fail_type"):
-        parts.append(Text(f"\nfailure: {metrics['fail_type']}", style="bold red"))
-        parts.append(Text(visible(str(metrics.get("fail_reason") or ""))))
+    failure = compile_.failure
+    if failure is not None and failure.fail_type:
+        parts.append(Text(f"\nfailure: {visible(failure.fail_type)}", style="bold red"))
+        parts.append(Text(visible(failure.fail_reason)))
     for error in node.errors:
         parts.append(Text("\nerror", style="bold red"))
         parts.append(Text(visible(error[:4000])))
     for reason in compile_.restart_reasons:
         parts.append(Text("\nrestarted because", style="bold yellow"))
-        parts.append(Text(visible(reason.split("\n Developer debug context")[0])))
+        parts.append(Text(visible(str(reason).split("\n Developer debug context")[0])))
     if node.problems:
         parts.append(Text("\nproblems in the input", style="bold red"))
         for problem in node.problems:
@@ -95,38 +97,30 @@ def compile_summary(index: Index, entry: TreeEntry) -> Group:
     return Group(*parts)
 
 
-def group_summary(index: Index, entry: TreeEntry) -> Group:
-    counts: dict[str, int] = {}
-    for item in _compiles_under(entry):
+def group_summary(entry: TreeEntry) -> Group:
+    counts: dict[Status, int] = {}
+    for item in entry.compiles_below():
         counts[item.status] = counts.get(item.status, 0) + 1
-    line = Text(visible(entry.label), style="bold")
     table = _kv_table()
     table.add_row("compile ids", str(entry.compile_ids))
-    for status, count in sorted(counts.items()):
-        table.add_row(Text(f"{STATUS_SYMBOL.get(status, '?')} {status}", style=STATUS_STYLE.get(status, "")), str(count))
-    return Group(line, table)
+    for status, count in sorted(counts.items(), key=lambda kv: kv[0].word):
+        table.add_row(status_text(status), str(count))
+    return Group(Text(visible(entry.title), style="bold"), table)
 
 
-def _compiles_under(entry: TreeEntry):
-    for child in entry.children:
-        if child.kind == "compile":
-            yield child
-        else:
-            yield from _compiles_under(child)
-
-
-class SummaryPane(VerticalScroll):
+class SummaryPane(Pane, VerticalScroll):
     def compose(self):
         yield Static(id="summary-body")
 
-    def show(self, index: Index, entry: TreeEntry | None) -> None:
+    def show(self, selection: Selection) -> None:
         body = self.query_one("#summary-body", Static)
+        entry = selection.entry
         if entry is None:
             body.update(Text("Select a compile id on the left.", style="dim"))
         elif entry.node is not None:
-            body.update(compile_summary(index, entry))
+            body.update(compile_summary(entry))
         else:
-            body.update(group_summary(index, entry))
+            body.update(group_summary(entry))
 
-    def plain_text(self) -> str:
+    def copy_text(self) -> str:
         return str(self.query_one("#summary-body", Static).render())

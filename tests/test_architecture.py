@@ -1,0 +1,68 @@
+"""The shape of the code holds: the layers contract, no import cycle, modules of one job (a
+bounded size), and a core that never imports Textual, checked module by module in a fresh
+interpreter."""
+
+from __future__ import annotations
+
+import pkgutil
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import grimp
+import pytest
+
+import tlview
+from conftest import CORPUS, ROOT
+
+PACKAGE = Path(tlview.__file__).parent
+MODULES = sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], "tlview."))
+CORE = [m for m in MODULES if not m.startswith(("tlview.ui", "tlview.__main__"))]
+
+
+def test_import_contracts_hold():
+    lint = shutil.which("lint-imports", path=str(Path(sys.executable).parent)) or "lint-imports"
+    out = subprocess.run([lint, "--config", str(ROOT / "pyproject.toml")], cwd=ROOT,
+                         capture_output=True, text=True)
+    assert out.returncode == 0, out.stdout + out.stderr
+    assert "2 kept, 0 broken" in out.stdout
+
+
+def test_no_import_cycle():
+    """Function-local imports count: a cycle hidden inside a function is still a cycle."""
+    graph = grimp.build_graph("tlview", exclude_type_checking_imports=True)
+    cycles = []
+    for importer in sorted(graph.modules):
+        for imported in graph.find_modules_directly_imported_by(importer):
+            back = graph.find_shortest_chain(importer=imported, imported=importer)
+            if back:
+                cycles.append(" -> ".join((importer, *back)))
+    assert cycles == []
+
+
+def test_modules_do_one_job():
+    sizes = {path.relative_to(PACKAGE).as_posix(): len(path.read_text().splitlines())
+             for path in PACKAGE.rglob("*.py")}
+    assert {name: n for name, n in sizes.items() if n > 450} == {}
+    assert sizes["ui/app.py"] <= 300
+
+
+@pytest.mark.parametrize("module", CORE)
+def test_core_module_does_not_import_textual(module):
+    code = f"import sys; import {module}; print(sorted(m for m in sys.modules if m.split('.')[0] == 'textual'))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_json_output_runs_without_textual():
+    code = (
+        "import sys, io, contextlib\n"
+        "from tlview.cli import main\n"
+        "buf = io.StringIO()\n"
+        f"rc = main(['--json', {str(CORPUS / 'model' / 'trace')!r}])\n"
+        "assert rc == 0\n"
+        "print('textual' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip().splitlines()[-1] == "False"

@@ -1,0 +1,98 @@
+"""How an index is filled: the policy, in one place.
+
+A trace file of PARALLEL_BYTES or more is indexed over several processes (the work is Python, about
+2 µs a record, and one core cannot do a GB within a few times grep's time; in the TUI an indexing
+thread would also hold the GIL the UI needs): forked when no other thread runs (headless), by a
+process pool otherwise (the TUI). Everything else is read here in chunks, with progress between.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+from contextlib import contextmanager
+from typing import Callable
+
+from tlview.model import parallel
+from tlview.model.index import Index
+from tlview.source.discover import find_logs
+from tlview.source.trace_file import TraceFile
+
+PARALLEL_BYTES = 64 << 20  # below this, starting processes and merging costs more than it saves
+CHUNK = 16 << 20  # bytes indexed between two progress reports (about 30 ms)
+
+
+@contextmanager
+def paused_gc():
+    """Indexing allocates many small containers and frees none: the cyclic GC would scan the
+    growing index over and over (measured: 20% of the time of a 1 GB index)."""
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def open_index(path: str, latest: bool = False, verify_md5: bool = False,
+               parallel_ok: bool = True) -> Index:
+    """Index everything under `path` now (headless use). Raises NoLogsError."""
+    index = Index(verify_md5=verify_md5)
+    found, notes = find_logs(path, latest=latest)
+    index.notes.extend(notes)
+    for log in found:
+        index.add_log(log)
+    Indexer(index, use_fork=parallel_ok, use_pool=False, parallel_ok=parallel_ok).run()
+    return index
+
+
+class Indexer:
+    """Drives an index over its sources: big trace files over several processes, the rest here."""
+
+    def __init__(self, index: Index, use_fork: bool, use_pool: bool, parallel_ok: bool = True,
+                 progress: Callable[[], None] = lambda: None,
+                 cancelled: Callable[[], bool] = lambda: False) -> None:
+        self.index = index
+        self.use_fork = use_fork  # only where no other thread runs
+        self.use_pool = use_pool
+        self.parallel_ok = parallel_ok and (use_fork or use_pool)
+        self.progress = progress
+        self.cancelled = cancelled
+        self._parallel_done: set[str] = set()
+
+    def run(self, finish: bool = True) -> None:
+        """Read every source to its end (or until cancelled), then close the last records."""
+        with paused_gc():
+            self.read_big_files()
+            while not self.cancelled():
+                read = self.index.refresh(limit=CHUNK)
+                self.progress()
+                if read == 0:
+                    break
+        if finish and not self.cancelled():
+            self.index.finish()
+
+    def read_big_files(self) -> None:
+        """Index the trace files not read yet that are worth several processes."""
+        for source in list(self.index.sources):
+            if not self._wants_parallel(source):
+                continue
+            self._parallel_done.add(source.path)
+            try:
+                if self.use_fork:
+                    parallel.index_split(self.index, source)
+                else:
+                    parallel.index_with_pool(self.index, source, self.progress, self.cancelled)
+            except (OSError, RuntimeError) as exc:  # no processes allowed, a child failed: go on here
+                self.index.notes.append(f"{source.path}: indexed in one process ({exc})")
+
+    def _wants_parallel(self, source) -> bool:
+        if not (self.parallel_ok and isinstance(source, TraceFile) and source.scanned_to == 0
+                and source.path not in self._parallel_done):
+            return False
+        try:
+            source.size = os.path.getsize(source.path)
+        except OSError:
+            return False
+        return source.size >= PARALLEL_BYTES and (not self.use_fork or parallel.can_fork())

@@ -1,0 +1,82 @@
+"""How the model's things look, as rich Text: a status, a tree entry's label, a timeline bar.
+Written once for the headless report and the UI (neither imports the other for it).
+
+Everything from the logs goes through rich.text.Text (never markup) and textsafe, so brackets and
+escape codes in payloads show literally.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+
+from tlview.model.compile_node import PHASES
+from tlview.model.status import Status
+from tlview.model.tree import TreeEntry
+from tlview.textsafe import visible
+
+# What each kind of problem looks like, in the report's lists and the UI's panes.
+CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "failure": "red"}
+PHASE_STYLE = dict(zip(PHASES, ("blue", "magenta", "green", "yellow", "cyan")))
+BAR_WIDTH = 40
+
+
+def status_text(status: Status) -> Text:
+    """`✗ error`, in the status's colour."""
+    return Text(status.label, style=status.style)
+
+
+def short_path(location: str) -> str:
+    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
+    return location.rsplit("/", 1)[-1]
+
+
+def entry_text(entry: TreeEntry) -> Text:
+    """A tree entry's label: `✗ [3/4]  error  ↻4  ✂1  G13  ⚠2` (symbol and word: readable
+    without colour); a frame or rank with how many compile ids it holds."""
+    if entry.kind in ("frame", "rank"):
+        label = Text(visible(entry.title), style="bold")
+        label.append(f"  {entry.compile_ids} id{'s' if entry.compile_ids != 1 else ''}", style="dim")
+        return label
+    status = entry.status or Status.MISSING
+    label = Text(f"{status.symbol} {entry.title}", style=status.style)
+    badges = badges_of(entry)
+    if entry.kind == "compile":
+        badges.insert(0, status.word)
+    if badges:
+        label.append("  " + "  ".join(badges), style="dim" if entry.kind == "attempt" else "")
+    return label
+
+
+def badges_of(entry: TreeEntry) -> list[str]:
+    node = entry.node
+    badges = []
+    reasons = node.reasons
+    if reasons and node.cid.attempt == 0:
+        badges.append(f"↻{len(reasons)}")
+    if node.breaks:
+        badges.append(f"✂{len(node.breaks)}")
+    guards = (node.metrics or {}).get("guard_count")
+    if guards:
+        badges.append(f"G{guards}")
+    if node.problems:
+        badges.append(f"⚠{len(node.problems)}")
+    return badges
+
+
+def timeline_bar(row: dict, longest: float) -> Text:
+    """`[3/1] 10.2 s ████▓▓▓▒▒ ` — one block per phase, scaled to the longest compile."""
+    text = Text(f"  [{row['id']}]".ljust(12))
+    text.append(f"{row['total']:7.2f} s ")
+    for phase, style in PHASE_STYLE.items():
+        cells = round(row[phase] / longest * BAR_WIDTH) if longest else 0
+        text.append("█" * cells, style=style)
+    text.append(f"  {visible(row['function'] or '')}", style="dim")
+    return text
+
+
+def phase_legend(title: str) -> Text:
+    legend = Text(title, style="bold")
+    for phase, style in PHASE_STYLE.items():
+        legend.append("█ ", style=style)
+        legend.append(f"{phase}  ", style="dim")
+    return legend

@@ -1,0 +1,158 @@
+"""Why a compile recompiled, broke or failed, as torch wrote it: parsed once, here, from the trace's
+payloads and from TORCH_LOGS text alike (both carry the same messages in slightly other frames).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import orjson
+
+from tlview.model.compile_id import REASON_CID_RE, CompileId
+
+
+@dataclass(slots=True)
+class RecompileReason:
+    """One failed guard of a cached compile: `0/0: tensor 'x' size mismatch at index 1. ...`."""
+
+    text: str
+    failed_id: CompileId | None  # the earlier compile whose guard failed
+
+    @property
+    def body(self) -> str:
+        """The reason without its compile-id prefix (`tensor 'x' size mismatch ...`)."""
+        return REASON_CID_RE.sub("", self.text, count=1)
+
+    @property
+    def summary(self) -> str:
+        """First line without the guard's source comment (`0/0: n == 2  # return ...`)."""
+        return reason_summary(self.text)
+
+    @property
+    def guard(self) -> str:
+        """The failed guard alone: the summary without the compile-id prefix."""
+        return reason_summary(self.body)
+
+
+def reason_summary(text: str) -> str:
+    return text.split("\n", 1)[0].split("  #", 1)[0].rstrip()
+
+
+def reason_with_id(text: str) -> RecompileReason:
+    m = REASON_CID_RE.match(text)
+    return RecompileReason(text, CompileId.parse(m.group("cid")) if m else None)
+
+
+_RECOMPILE_ENTRY = re.compile(r"^\s*- (?P<cid>!?\d+(?:/\d+){1,2}(?:_\d+)?): ")
+
+
+def parse_recompile_reasons(text: str) -> list[RecompileReason]:
+    """The trace's `recompile_reasons` payload (a JSON list for several reasons, bare text for
+    one), or TORCH_LOGS `recompiles` text ("Recompiling function f ... - 0/0: reason")."""
+    stripped = text.strip()
+    if stripped.startswith("Recompiling function"):
+        reasons: list[str] = []
+        for line in text.split("\n"):
+            if _RECOMPILE_ENTRY.match(line):
+                reasons.append(line.strip()[2:])
+            elif reasons and line.strip().startswith("-"):
+                reasons[-1] += "\n" + line.strip()[2:]
+        return [reason_with_id(r) for r in reasons]
+    try:
+        value = orjson.loads(stripped) if stripped[:1] in ("[", '"') else None
+    except orjson.JSONDecodeError:
+        value = None
+    if isinstance(value, list):
+        reasons = [r if isinstance(r, str) else str(r) for r in value]
+    elif isinstance(value, str):
+        reasons = [value]
+    else:
+        reasons = [text] if stripped else []
+    return [reason_with_id(r) for r in reasons]
+
+
+@dataclass(slots=True)
+class GraphBreak:
+    location: str | None
+    reason: str
+    detail: str | None = None
+    explanation: str | None = None
+    hints: list[str] = field(default_factory=list)
+    user_stack: list[str] = field(default_factory=list)
+    url: str | None = None
+    source: Any = None  # where the whole message is (read from disk when shown)
+    rec: int = -1
+
+    def load(self):
+        return self.source.load_payload(self.rec)
+
+
+_GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")
+
+
+def is_graph_break_message(lines: list[str]) -> bool:
+    return any("Graph break" in line for line in lines[:2])
+
+
+def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
+    """A `dynamo_graph_break_reason` message (trace payload or `graph_breaks` text): location,
+    reason, explanation, hints, user stack."""
+    lines = text.split("\n")
+    location = None
+    reason = ""
+    detail = None
+    explanation = None
+    hints: list[str] = []
+    url = None
+    user_stack: list[str] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        stripped = line.strip()
+        if location is None and (m := _GB_LOCATION.search(line)):
+            location = m.group("loc")
+        elif stripped.startswith("Graph Break Reason:") and not reason:
+            reason = stripped[len("Graph Break Reason:"):].strip()
+            if reason.endswith(":"):
+                j = i + 1
+                while j < len(lines) and not lines[j].strip():
+                    j += 1
+                if j < len(lines):
+                    detail = lines[j].strip()
+        elif stripped.startswith("Explanation:") and explanation is None:
+            explanation = stripped[len("Explanation:"):].strip()
+        elif stripped.startswith("Hint:"):
+            hints.append(stripped[len("Hint:"):].strip())
+        elif "graph break, please visit:" in stripped and url is None:
+            url = stripped.rsplit(" ", 1)[-1]
+        elif stripped == "User code traceback:":
+            j = i + 1
+            while j < len(lines) and lines[j].strip():
+                user_stack.append(lines[j].rstrip())
+                j += 1
+            i = j
+            continue
+        elif stripped.startswith("Traceback (most recent call last)"):
+            break
+        i += 1
+    if not reason:
+        reason = next((ln.strip() for ln in lines[1:] if ln.strip()), lines[0].strip())
+    return GraphBreak(location, reason, detail, explanation, hints, user_stack, url, source, rec)
+
+
+@dataclass(slots=True, frozen=True)
+class Failure:
+    """A compile that failed: the exception's class name and message (as compilation metrics say
+    it, or as the TORCH_LOGS text shows the exception)."""
+
+    fail_type: str
+    fail_reason: str
+
+
+_LIMIT_HIT = re.compile(r"hit config\.(?:recompile|cache_size)_limit|recompile_limit exceeded")
+
+
+def is_recompile_limit_message(text: str) -> bool:
+    return bool(_LIMIT_HIT.search(text))

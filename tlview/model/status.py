@@ -1,0 +1,51 @@
+"""What a compile's status is, and how it looks: one word, one symbol (readable without colour), a
+severity (the worst status of a frame or rank is its own), and a rich style.
+
+tlparse's rule (`types.rs`): metrics with a fail_type -> error; else no graph ops -> empty; else
+restart reasons -> break; else ok; no metrics -> missing. While following, the newest compile
+that has no metrics yet is `compiling`, not missing.
+"""
+
+from __future__ import annotations
+
+from enum import Enum
+from typing import Iterable
+
+
+class Status(Enum):
+    OK = ("ok", "✓", 0, "green", "compiled")
+    EMPTY = ("empty", "○", 1, "dim", "no graph ops")
+    COMPILING = ("compiling", "…", 2, "cyan", "live, no metrics yet")
+    MISSING = ("missing", "?", 2, "magenta", "no metrics")
+    BREAK = ("break", "◐", 3, "yellow", "restarted after a graph break")
+    ERROR = ("error", "✗", 4, "bold red", "failed")
+
+    def __init__(self, word: str, symbol: str, severity: int, style: str, meaning: str) -> None:
+        self.word = word
+        self.symbol = symbol
+        self.severity = severity
+        self.style = style
+        self.meaning = meaning
+
+    @property
+    def label(self) -> str:
+        """`✗ error`: symbol and word."""
+        return f"{self.symbol} {self.word}"
+
+    @classmethod
+    def of_word(cls, word: str) -> "Status":
+        return _BY_WORD[word]
+
+    @staticmethod
+    def worst(statuses: Iterable["Status | None"]) -> "Status | None":
+        worst = None
+        for status in statuses:
+            if status is not None and (worst is None or status.severity > worst.severity):
+                worst = status
+        return worst
+
+    def __str__(self) -> str:
+        return self.word
+
+
+_BY_WORD = {s.word: s for s in Status}

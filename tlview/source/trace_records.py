@@ -1,0 +1,158 @@
+"""A trace file's records read back from disk when a pane asks: metadata, payloads, stack frames.
+
+Also the hand-off of a half-indexed file between processes: a range indexed in another process is
+exported as a plain dict (`export_part`) and appended here (`absorb_part`), in file order.
+"""
+
+from __future__ import annotations
+
+from array import array
+
+import orjson
+
+from tlview.source.payload import LoadedPayload, load_payload
+
+# Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
+_CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_config": "')
+_METADATA_HEAD = 64 << 10  # enough for almost every envelope line; longer ones are read whole
+
+
+def loads_metadata(line: bytes, cut_configs: bool = False) -> tuple[dict | None, str]:
+    """An envelope's JSON object, or (None, what is wrong with it).
+
+    The config strings of compilation metrics are cut out first (they are read from disk when a
+    pane shows them); if the cut text does not parse, the whole line is parsed: a fast path must
+    never call a record bad that a JSON parser accepts."""
+    try:
+        meta = orjson.loads(_without_configs(line) if cut_configs else line)
+    except orjson.JSONDecodeError as exc:
+        if not cut_configs:
+            return None, f"metadata is not valid JSON ({exc.msg})"
+        return loads_metadata(line)
+    if not isinstance(meta, dict) or not meta:
+        return None, "metadata is not a JSON object"
+    return meta, ""
+
+
+def _without_configs(data: bytes) -> bytes:
+    """The metrics JSON without its config strings.
+
+    Inside those escaped JSON strings every quote is `\\"`, so the first `", "` after the field's
+    start is its end."""
+    cuts = []
+    for name in _CONFIG_FIELDS:
+        at = data.find(name)
+        stop = data.find(b'", "', at + len(name)) if at >= 0 else -1
+        if stop >= 0:
+            cuts.append((at, stop + 3))
+    if not cuts:
+        return data
+    parts = []
+    pos = 0
+    for at, stop in sorted(cuts):
+        if at < pos:
+            return data  # overlapping: not the layout we know, parse it all
+        parts.append(data[pos:at])
+        pos = stop
+    parts.append(data[pos:])
+    return b"".join(parts)
+
+
+class TraceRecords:
+    """Lazy access to the records a TraceFile indexed (mixed into TraceFile)."""
+
+    offsets: array
+    kinds: array
+    contexts: array
+    kind_names: list
+    strings: dict
+    scanned_to: int
+
+    def record_span(self, rec: int) -> tuple[int, int]:
+        """(envelope offset, end offset) of record `rec`."""
+        end = self.offsets[rec + 1] if rec + 1 < len(self.offsets) else self.scanned_to
+        return self.offsets[rec], end
+
+    def kind_of(self, rec: int) -> str:
+        return self.kind_names[self.kinds[rec]]
+
+    def _envelope(self, rec: int) -> tuple[bytes, int, int]:
+        """(envelope line, payload start, record end)."""
+        start, end = self.record_span(rec)
+        head = self.read_range(start, min(end, start + _METADATA_HEAD))
+        eol = head.find(b"\n")
+        if eol < 0 and end - start > len(head):
+            head = self.read_range(start, end)  # an envelope line longer than the head
+            eol = head.find(b"\n")
+        line = head if eol < 0 else head[:eol]
+        return line, start + len(line) + 1, end
+
+    def load_metadata(self, rec: int) -> dict | None:
+        """Record `rec`'s metadata, read from disk (None if it does not parse)."""
+        line, _, _ = self._envelope(rec)
+        j = line.find(b"] {")
+        meta, _error = loads_metadata(line[j + 2:]) if j >= 0 else (None, "")
+        return meta
+
+    def load_event(self, rec: int) -> dict:
+        """The value of the record's event key (`{"create_symbol": {...}}` -> `{...}`)."""
+        meta = self.load_metadata(rec) or {}
+        value = meta.get(self.kind_of(rec))
+        return value if isinstance(value, dict) else {}
+
+    def load_payload(self, rec: int) -> LoadedPayload:
+        """Read a record's payload from disk, in steps, and verify its md5."""
+        line, payload_start, end = self._envelope(rec)
+        j = line.find(b"] {")
+        meta = loads_metadata(line[j + 2:])[0] if j >= 0 else None
+        expected = meta.get("has_payload") if isinstance(meta, dict) else None
+        return load_payload(self.read_range, min(payload_start, end), end,
+                            expected if isinstance(expected, str) else None, self.line_number)
+
+    def frame_filename(self, index) -> str:
+        """A stack frame's file: string-table ids resolve through the `{"str": ...}` records."""
+        if isinstance(index, str):
+            return index
+        name = self.strings.get(index)
+        return name if name is not None else f"(unknown string {index})"
+
+    # ---- handing a half-indexed file between processes -------------------------------------------
+
+    def export_part(self) -> dict:
+        """What this file's scan found, as plain data (the scan of one byte range, in a child)."""
+        open_record = self._open
+        self._open = None
+        return {
+            "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
+            "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
+            "strings": self.strings, "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
+            "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
+            "open": open_record,
+        }
+
+    def absorb_part(self, part: dict, context_map: list[int]) -> int:
+        """Append a part exported by another process (its context codes mapped to ours); return
+        the record number its first record gets here."""
+        base_rec = len(self.offsets)
+        kind_map = [self.kind_code(name) for name in part["kind_names"]]
+        for name, typecode, target, mapping in (("kinds", "H", self.kinds, kind_map),
+                                                ("contexts", "i", self.contexts, context_map)):
+            values = array(typecode)
+            values.frombytes(part[name])
+            target.extend(array(typecode, [mapping[v] for v in values]))
+        offsets = array("q")
+        offsets.frombytes(part["offsets"])
+        self.offsets.extend(offsets)
+        self.strings.update(part["strings"])
+        self.md5_ok += part["md5_ok"]
+        self.md5_bad += part["md5_bad"]
+        if part["rank"] is not None and not self.rank_from_record:
+            self.rank = part["rank"]
+            self.rank_from_record = True
+        self.scanned_to = part["scanned_to"]
+        record = part["open"]
+        if record is not None:
+            record.rec += base_rec
+            record.ctx = context_map[record.ctx]
+        self._open = record
+        return base_rec

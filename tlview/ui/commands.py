@@ -1,0 +1,28 @@
+"""The command palette (Ctrl+P): every action of the keys, plus filter words and ranks, generated
+from the same tables the keys and the filter use."""
+
+from __future__ import annotations
+
+from typing import Iterable
+
+from textual.app import App, SystemCommand
+
+from tlview.model.filters import CATEGORIES
+from tlview.model.tree import JUMPS
+from tlview.ui.detail import TABS
+
+
+def tlview_commands(app: App) -> Iterable[SystemCommand]:
+    for word in CATEGORIES:
+        yield SystemCommand(f"Filter: {word}", f"show only compile ids with {word}",
+                            lambda w=word: app.set_filter(w))
+    yield SystemCommand("Filter: clear", "show every compile id", app.action_clear_filter)
+    for kind in JUMPS:
+        yield SystemCommand(f"Jump: next {kind}", f"select the next compile id with a {kind}",
+                            lambda k=kind: app.action_jump(k, 1))
+    for tab_id, title, what, _ in TABS:
+        yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))
+    for rank in [r for r in app.index.ranks() if r is not None]:
+        yield SystemCommand(f"Rank: {rank}", f"show rank {rank} only", lambda r=rank: app.set_filter(f"rank:{r}"))
+    yield SystemCommand("Copy payload", "copy the shown payload to the clipboard", app.action_copy_payload)
+    yield SystemCommand("Keys", "list every key", app.action_help)

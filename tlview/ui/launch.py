@@ -1,0 +1,51 @@
+"""Starting the explorer: on a path, or live (`--follow PATH`, `--follow -`, `--demo`, `--run`)."""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+
+from tlview.model.filters import Filter
+from tlview.ui.app import TlviewApp
+
+
+def run_app(path: str, flt: Filter, latest: bool = False) -> int:
+    app = TlviewApp(path, flt, latest=latest)
+    app.run()
+    return app.return_code or 0
+
+
+def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list[str] | None = None,
+             poll: bool = False, logs: str = "") -> int:
+    """`--follow PATH`, `--follow -` (stdin), `--demo` and `--run -- COMMAND`."""
+    kind = None
+    cleanup = []
+    job = None
+    if demo:
+        from tlview.source.replay import Replay
+
+        path = tempfile.mkdtemp(prefix="tlview-demo-")
+        replay = Replay(path).start()
+        cleanup += [replay.stop, lambda: shutil.rmtree(path, ignore_errors=True)]
+    elif run is not None:
+        from tlview.source.job import Job
+
+        job = Job(run, logs)
+        path = job.folder
+        cleanup.append(job.stop)
+    elif path == "-":
+        from tlview.source.discover import TEXT
+        from tlview.source.stdin_log import StdinCopy
+
+        copy = StdinCopy()
+        path, kind = copy.path, TEXT
+        cleanup.append(copy.remove)
+    app = TlviewApp(path, flt, follow=True, poll=poll, kind=kind, job=job)
+    try:
+        app.run()
+    finally:
+        for step in cleanup:
+            step()
+    if job is not None:
+        print(f"tlview: the job's logs are in {job.folder}")
+    return app.return_code or 0

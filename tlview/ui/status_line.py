@@ -1,0 +1,92 @@
+"""The status line: what is open, the run's counts, the filter, and whether it is live or indexing.
+
+One reactive holds what it shows (a frozen dataclass): it renders again only when that changed.
+The live state comes first, where no toast covers it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
+from textual.reactive import reactive
+from textual.widgets import ProgressBar, Static
+
+from tlview.model.totals import Totals
+from tlview.textsafe import visible
+
+
+@dataclass(frozen=True)
+class StatusFacts:
+    name: str  # the path's last part
+    files: int = 0
+    ranks: tuple = ()
+    totals: Totals | None = None
+    done: int = 0  # bytes indexed
+    total: int = 0
+    finished: bool = False
+    filter: str = ""
+    live: str = ""  # "", "live", "paused", "ended"
+    waiting: str = ""
+    failure: str = ""  # an indexing worker failed: what went wrong
+
+
+class StatusLine(Horizontal):
+    DEFAULT_CSS = """
+    StatusLine { height: 1; background: $panel; }
+    StatusLine > #status { width: 1fr; }
+    StatusLine > ProgressBar { width: 30; }
+    """
+
+    facts: reactive[StatusFacts | None] = reactive(None, layout=False)
+
+    def compose(self) -> ComposeResult:
+        yield Static(id="status")
+        yield ProgressBar(id="progress", show_eta=False, show_percentage=True)
+
+    def watch_facts(self, facts: StatusFacts | None) -> None:
+        if facts is None:
+            return
+        bar = self.query_one(ProgressBar)
+        indexing = not facts.finished and facts.total and facts.live == "" and not facts.failure
+        bar.display = bool(indexing)
+        if indexing:
+            bar.update(total=facts.total, progress=facts.done)
+        self.query_one("#status", Static).update(status_text(facts))
+
+    @property
+    def text(self) -> str:
+        return str(self.query_one("#status", Static).render())
+
+
+def status_text(facts: StatusFacts) -> Text:
+    text = Text()
+    if facts.live == "live":
+        text.append(" ● LIVE ·", style="bold green")
+    elif facts.live == "paused":
+        text.append(" ● live (paused: f) ·", style="green")
+    elif facts.live == "ended":
+        text.append(" ■ ended ·", style="bold")
+    text.append(f" {visible(facts.name)}", style="bold")
+    text.append(f" · {facts.files} file{'s' if facts.files != 1 else ''}")
+    if facts.ranks:
+        text.append(f" · ranks {','.join(map(str, facts.ranks))}")
+    t = facts.totals
+    if t is not None:
+        text.append(f" · {t.records:,} records · {t.compile_ids} compile ids")
+        text.append(f" · {t.recompiles} recompiles", style="cyan" if t.recompiles else "")
+        text.append(f" · {t.graph_breaks} graph breaks", style="yellow" if t.graph_breaks else "")
+        text.append(f" · {t.errors} errors", style="bold red" if t.errors else "")
+        if t.problems:
+            text.append(f" · {t.problems} bad lines/md5", style="red")
+    if facts.filter:
+        text.append(f" · filter: {facts.filter}", style="cyan")
+    if facts.failure:
+        text.append(f" · {visible(facts.failure)}", style="bold red")
+    elif facts.waiting and not facts.files:
+        text.append(f" · {visible(facts.waiting)}", style="bold yellow")
+    elif not facts.finished and facts.total and not facts.live:
+        text.append(f" · indexing {facts.done * 100 // facts.total}%", style="bold")
+    return text

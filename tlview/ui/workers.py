@@ -1,0 +1,93 @@
+"""The app's background work, as thread workers that drive the model (indexing.py, live.py,
+search.py) and report by messages only. A failure is not caught here: the app's
+Worker.StateChanged handler shows it.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+
+from textual.app import App
+from textual.worker import get_current_worker
+
+from tlview.model.filters import Filter
+from tlview.model.index import Index
+from tlview.model.indexing import CHUNK, Indexer
+from tlview.model.live import LiveIndex
+from tlview.model.search import search_payloads
+from tlview.source.discover import find_logs
+from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, IndexReplaced, JobEnded, PayloadMatches
+
+SEARCH_REPORT = 0.25  # seconds between two reports of a payload search
+
+
+def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
+    """Read every log under `path` into `index`, with progress (the first screen comes early)."""
+    worker = get_current_worker()
+    found, notes = find_logs(path, latest=latest)
+    index.notes.extend(notes)
+    for log in found:
+        index.add_log(log)
+    total = sum(os.path.getsize(s.path) for s in index.sources) or 1
+
+    def progress() -> None:
+        app.post_message(IndexGrew(index.bytes_read, total))
+
+    Indexer(index, use_fork=False, use_pool=True, progress=progress,
+            cancelled=lambda: worker.is_cancelled).run()
+    if not worker.is_cancelled:
+        app.post_message(IndexFinished())
+
+
+def follow_logs(app: App, live: LiveIndex, job=None) -> None:
+    """Follow the path: new files, appends, replaced files; wake on file events or a poll."""
+    worker = get_current_worker()
+
+    def indexer_for(index: Index) -> Indexer:
+        return Indexer(index, use_fork=False, use_pool=True, cancelled=lambda: worker.is_cancelled)
+
+    indexer = indexer_for(live.index)
+    state = None
+    job_done = False
+    live.follower.start()
+    try:
+        while not worker.is_cancelled:
+            update = live.step(read=False)
+            if update.rebuilt:
+                indexer = indexer_for(live.index)
+                app.post_message(IndexReplaced(live.index, update.messages))
+            indexer.read_big_files()
+            read = live.index.refresh(limit=CHUNK)
+            if read or update.new_files or update.rebuilt:
+                app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
+            if read >= CHUNK:
+                continue  # more is there now: no waiting
+            if (True, update.waiting) != state:
+                state = (True, update.waiting)
+                app.post_message(FollowState(*state))
+            if job is not None and not job_done and (code := job.poll()) is not None:
+                job_done = True
+                app.post_message(JobEnded(code, job.folder))
+            live.follower.wait()
+    finally:
+        live.follower.stop()
+
+
+def search_in_payloads(app: App, index: Index, flt: Filter) -> None:
+    """Look for the filter's text inside payloads; report the nodes found, a few times a second."""
+    worker = get_current_worker()
+    last = 0.0
+    found = []
+    count = 0
+    for node, done, total in search_payloads(index, flt.text, lambda n: flt.matches(n),
+                                             lambda: worker.is_cancelled):
+        if node is not None:
+            found.append(node)
+            count += 1
+        if time.monotonic() - last > SEARCH_REPORT or done == total:
+            last = time.monotonic()
+            note = (f" · searching payloads {done * 100 // max(total, 1)}%" if done < total else
+                    f" · {count} more by payload")
+            app.post_message(PayloadMatches(flt, found, note))
+            found = []
