@@ -45,6 +45,7 @@ class Role(Enum):
 
 
 _GRAPHS_PANE = {Role.GRAPH, Role.CODE, Role.EXPORT, Role.CACHE, Role.ARTIFACT}
+_READ_FROM_DISK = {Role.GRAPH, Role.CODE, Role.GUARDS, Role.EXPORT, Role.ARTIFACT}
 
 
 class Reads(Enum):
@@ -139,6 +140,8 @@ class Registry:
         return frozenset(k.name for k in self.kinds if k.reads is reads and ":" not in k.name)
 
     def lazy_text_channels(self) -> frozenset[str]:
-        """TORCH_LOGS artifacts whose lines stay on disk (graphs, code, guards, tracing noise)."""
-        return frozenset(name for kind in self.kinds if kind.reads is Reads.PLACE
+        """TORCH_LOGS artifacts whose lines stay on disk: what a pane reads back (graphs, code,
+        guards) and tracing noise. The handler gets only their first line."""
+        return frozenset(name for kind in self.kinds
+                         if kind.reads is Reads.PLACE or kind.role in _READ_FROM_DISK
                          for name in kind.text_names)

@@ -57,7 +57,7 @@ KINDS = Registry(
         RecordKind("dynamo_start", Role.START, "Dynamo start", H.on_dynamo_start, METADATA),
         # The order a user walks a compile: Dynamo -> AOT -> Inductor -> code.
         _graph("dynamo_output_graph", "Dynamo graph", 0, text=("graph_code",)),
-        _graph("optimize_ddp_split_graph", "DDP split graph", 1, METADATA),
+        _graph("optimize_ddp_split_graph", "DDP split graph", 1, METADATA, ("ddp_graphs",)),
         _graph("optimize_ddp_split_child", "DDP split child", 2, METADATA),
         _graph("compiled_autograd_graph", "compiled autograd graph", 3),
         _artifact("before_pre_grad_graph", Role.GRAPH, "graph before pre-grad passes", order=4),
@@ -78,6 +78,7 @@ KINDS = Registry(
                   "compiled autograd graph before reordering", order=3),
         _graph("inductor_output_code", "output code", 15, METADATA, ("output_code",), Role.CODE),
         _artifact("fx_graph_runnable", Role.CODE, "FX graph runnable", order=16),
+        _artifact("aot_autograd_runtime_wrappers", Role.CODE, "AOT runtime wrappers", order=16),
         _graph("graph_dump", "graph dump", 17, METADATA, role=Role.CODE),
         _graph("dump_file", "dumped file", 18, METADATA, role=Role.CODE),
         _graph("exported_program", "exported program", 19, METADATA, role=Role.EXPORT),
