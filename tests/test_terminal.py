@@ -31,10 +31,13 @@ def test_follow_stdin_keeps_the_keyboard(tmux):
     """`job 2>&1 | tlview --follow -`: the piped TORCH_LOGS text is shown, keys come from the tty."""
     text = CORPUS / "recompiles" / "torch_logs.txt"
     term = tmux(f"cat {text} | {tlview_command()} --follow -")
-    screen = term.wait_for("12 compile ids")
-    assert "LIVE" in screen and "[3/4]" in screen
-    term.keys("k")
-    term.wait_for("paused")
+    screen = term.wait_for("■ ended")  # cat closed the pipe: all of it read
+    assert "12 compile ids" in screen and "[3/4]" in screen and "stdin" in screen
+    assert "tlview-stdin" not in screen  # the temp copy of stdin is never shown
+    term.keys("?")  # a key from the terminal, not from the pipe
+    term.wait_for("next / previous recompile")
+    term.keys("q")  # closes the help (Escape then q at once would read as Alt+q)
+    term.wait_gone("next / previous recompile")
     term.keys("q")
     screen = term.wait_for("EXITED:0")
     assert "Traceback" not in screen

@@ -147,3 +147,17 @@ async def test_run_pane_and_rank_switcher():
         assert {e.rank for e in entries} == {0} and len(entries) == 8
         await press(pilot, "right_square_bracket", "right_square_bracket")  # rank 1, then all
         assert len(compile_entries(app)) == 19
+
+
+async def test_copy_gives_the_text_a_pane_shows():
+    """`y` and `e` take the plain text of what the pane shows, whatever widget shows it."""
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("r")
+        await until(pilot, lambda: app.tree.entry.node.id == "0/1")
+        for tab, expected in (("1", "✓ [0/1] ok"), ("4", "[0/0] n == 2"), ("5", "No graph breaks here."),
+                              ("9", "Total compile time")):
+            await press(pilot, tab)
+            await until(pilot, lambda: expected in (app.detail.copy_text() or ""), what=expected)
+            assert "Visual(" not in app.detail.copy_text() and "\x1b" not in app.detail.copy_text()

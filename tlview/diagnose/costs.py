@@ -24,26 +24,34 @@ def timeline(index: Index, rank=...) -> list[dict]:
     return rows
 
 
+def _sum(values: list) -> float | None:
+    """Seconds added up; None (unknown) when no compile among them has a time: TORCH_LOGS text
+    has no compile times, and a missing time is not a zero."""
+    known = [v for v in values if v is not None]
+    return round(sum(known), 3) if known else None
+
+
 def run_summary(index: Index, rank=...) -> dict:
     """The problems of the run ranked by what they cost."""
     rows = timeline(index, rank)
     time_of = {(r["rank"], r["id"]): r["total"] for r in rows}
-    frames: dict = defaultdict(lambda: {"compiles": 0, "recompiles": 0, "seconds": 0.0, "causes": defaultdict(int)})
-    breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "seconds": 0.0})
+    frames: dict = defaultdict(lambda: {"compiles": 0, "recompiles": 0, "times": [], "recompile_times": [],
+                                        "causes": defaultdict(int)})
+    breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
     failures = []
     for node in index.iter_nodes(rank):
         if node.cid.frame is None:
             continue
-        key = (node.rank, node.cid.frame_key)
-        frame = frames[key]
+        frame = frames[(node.rank, node.cid.frame_key)]
         frame.setdefault("function", node.function())
         frame.setdefault("location", node.location())
-        compile_seconds = time_of.get((node.rank, str(node.cid.compile_key)), 0.0) if node.cid.attempt == 0 else 0.0
+        seconds = time_of.get((node.rank, str(node.cid.compile_key)))
         if node.cid.attempt == 0:
             frame["compiles"] += 1
-            frame["seconds"] += compile_seconds
+            frame["times"].append(seconds)
             if node.cid.is_recompile:
                 frame["recompiles"] += 1
+                frame["recompile_times"].append(seconds)
         for d in diagnose_node(node):
             if d.kind == "recompile" and node.cid.attempt == 0:
                 frame["causes"][d.cause] += 1
@@ -51,7 +59,7 @@ def run_summary(index: Index, rank=...) -> dict:
                 b = breaks[(node.rank, d.cause, d.why)]
                 b["count"] += 1
                 b["compile_ids"].append(node.id)
-                b["seconds"] += time_of.get((node.rank, str(node.cid.compile_key)), 0.0)
+                b["times"].append(seconds)
                 b["fix"] = d.fix
             elif d.kind == "failure":
                 failures.append({"id": node.id, "rank": node.rank, "cause": d.cause, "why": d.why,
@@ -59,14 +67,17 @@ def run_summary(index: Index, rank=...) -> dict:
     recompiling = [
         {"rank": r, "frame": f"{fk[1]}" if fk[0] is None else f"!{fk[0]}/{fk[1]}",
          "function": v["function"], "location": v["location"], "compiles": v["compiles"],
-         "recompiles": v["recompiles"], "seconds": round(v["seconds"], 3), "causes": dict(v["causes"])}
+         "recompiles": v["recompiles"], "seconds": _sum(v["times"]),
+         "recompile_seconds": _sum(v["recompile_times"]), "causes": dict(v["causes"])}
         for (r, fk), v in frames.items() if v["recompiles"]]
-    recompiling.sort(key=lambda f: (-f["recompiles"], -f["seconds"]))
-    repeated = [{"rank": r, "cause": cause, "why": why, **v, "seconds": round(v["seconds"], 3)}
+    # ranked by what the recompiles cost (the first compile would be paid anyway)
+    recompiling.sort(key=lambda f: (-(f["recompile_seconds"] or 0.0), -f["recompiles"]))
+    repeated = [{"rank": r, "cause": cause, "why": why, "count": v["count"],
+                 "compile_ids": v["compile_ids"], "fix": v["fix"], "seconds": _sum(v["times"])}
                 for (r, cause, why), v in breaks.items()]
-    repeated.sort(key=lambda b: (-b["count"], -b["seconds"]))
+    repeated.sort(key=lambda b: (-b["count"], -(b["seconds"] or 0.0)))
     return {
-        "total_compile_seconds": round(sum(r["total"] for r in rows), 3),
+        "total_compile_seconds": _sum([r["total"] for r in rows]),
         "recompiling_frames": recompiling,
         "graph_breaks": repeated,
         "failures": failures,

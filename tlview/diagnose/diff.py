@@ -17,6 +17,10 @@ from tlview.model.reasons import RecompileReason
 TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
 _GUARD_COMMENT = re.compile(r"\s+#.*$")
 _ADDRESS = re.compile(r"0x[0-9a-f]+")
+# A traced graph's generated name (`__compiled_fn_8_6197cc34_...`) and the file of GraphModule in
+# TORCH_LOGS text differ between any two compiles: not a difference of the graph.
+_GRAPH_NAME = re.compile(r"__compiled_fn_\w+")
+_GRAPH_HEADER = ("TRACED GRAPH",)
 
 
 @dataclass
@@ -108,7 +112,15 @@ def _clean_guard(line: str) -> str:
     """Guards without their source comments and object addresses: what differs is the guard."""
     line = _GUARD_COMMENT.sub("", line)
     line = _ADDRESS.sub("0x…", line)
-    return "" if line.startswith("Guard latency") else line
+    return "" if line.startswith(("Guard latency", "Guard eval latency")) else line
+
+
+def _clean_graph(line: str) -> str:
+    if line.startswith(_GRAPH_HEADER):
+        return ""
+    line = _GRAPH_NAME.sub("__compiled_fn", line)
+    at = line.find(" class GraphModule(")
+    return line[at + 1:] if at > 0 else line
 
 
 def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | None = None) -> RecompileDiff:
@@ -129,7 +141,8 @@ def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | No
             if old_values[name] != new_values[name] and "0x" not in old_values[name]:
                 changes.append(InputChange(name, "value", old_values[name], new_values[name]))
         graph = list(difflib.unified_diff(
-            _payload_lines(against, "dynamo_output_graph"), _payload_lines(node, "dynamo_output_graph"),
+            [g for g in _payload_lines(against, "dynamo_output_graph", _clean_graph) if g],
+            [g for g in _payload_lines(node, "dynamo_output_graph", _clean_graph) if g],
             f"[{against.id}] dynamo_output_graph", f"[{node.id}] dynamo_output_graph", lineterm="", n=2))
     return RecompileDiff(node, against, reason, before, after, changes, guards, graph)
 

@@ -13,6 +13,7 @@ from typing import Any
 
 from tlview.model.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
 from tlview.model.compile_id import CompileId
+from tlview.model.kinds import Role
 from tlview.model.reasons import Failure, GraphBreak, RecompileReason, parse_recompile_reasons
 from tlview.model.status import Status
 
@@ -23,11 +24,21 @@ class TextEvidence:
 
     start: str | None = None  # "fn /path/file.py:12" from "torchdynamo start compiling"
     restarts: list[str] = field(default_factory=list)
-    compiled: bool = False  # a backend compiler was called
     graph_compiled: bool = False  # dynamo finished a graph (maybe empty)
     graph_breaks: list[GraphBreak] = field(default_factory=list)
     recompile_reasons: list[RecompileReason] = field(default_factory=list)
     failure: Failure | None = None
+    silent_failure: bool = False  # the failure is inferred: the compile ended with no result
+    debug: bool = False  # `+dynamo` lines are logged ("torchdynamo start compiling")
+    backend: str | None = None  # "Step 2: calling compiler function inductor"
+    backend_done: bool = False  # "Step 2: done compiler function inductor"
+    no_ops: bool = False  # "skipping: f (reason: ... No ops traced for the FX graph ...)"
+    inferred_id: bool = False  # the text names no compile id for it: the next frame id was taken
+
+    @property
+    def compiled(self) -> bool:
+        """A backend compiler was called."""
+        return self.backend is not None
 
 
 @dataclass(eq=False)
@@ -74,7 +85,7 @@ class CompileNode:
             return f"{self.metrics['co_filename']}:{self.metrics.get('co_firstlineno')}"
         if self.text.start:
             return self.text.start.rsplit(" ", 1)[-1]
-        return None
+        return self.compile.frame.location if self.compile and self.compile.frame else None
 
     def function(self) -> str | None:
         if self.frame is not None:
@@ -83,7 +94,7 @@ class CompileNode:
             return self.metrics.get("co_name")
         if self.text.start:
             return self.text.start.split(" ", 1)[0]
-        return None
+        return self.compile.frame.function if self.compile and self.compile.frame else None
 
     # ---- what happened -------------------------------------------------------------------------
 
@@ -116,11 +127,11 @@ class CompileNode:
         if self.metrics is not None:
             fail_type = self.metrics.get("fail_type")
             return Failure(str(fail_type), str(self.metrics.get("fail_reason") or "")) if fail_type else None
+        if self.in_trace:
+            return None  # the trace tells failures (in the metrics of the final attempt)
         if self.text.failure is not None:
             return self.text.failure
-        if self.errors and not self.in_trace:
-            return Failure("", self.errors[0])
-        return None
+        return Failure("", self.errors[0]) if self.errors else None
 
     @property
     def has_graph_break(self) -> bool:
@@ -146,12 +157,36 @@ PHASES = ("dynamo", "aot", "inductor", "codegen", "backward")
 
 
 @dataclass(eq=False)
+class Frame:
+    """One code object Dynamo compiled (a frame id) and its compiles. The function and place are
+    the frame's: what the text says of one compile names them all."""
+
+    rank: int | None
+    key: tuple  # (compiled autograd id, frame id)
+    compiles: list["Compile"] = field(default_factory=list)
+    function: str | None = None  # from TORCH_LOGS text, for compiles that do not say it themselves
+    location: str | None = None
+    named_by: int = 0  # how sure that name is: a better source replaces it
+
+    def name(self, function: str, location: str | None, certainty: int) -> bool:
+        """Take a name from text; True if it changed."""
+        if certainty <= self.named_by:
+            return False
+        self.function, self.location, self.named_by = function, location, certainty
+        return True
+
+    def latest(self) -> CompileNode | None:
+        return max((n for c in list(self.compiles) for n in c.attempts), key=lambda n: n.seq, default=None)
+
+
+@dataclass(eq=False)
 class Compile:
     """The attempts of one compile (`0/0` and its restart `0/0_1`): status comes from here."""
 
     rank: int | None
     key: CompileId  # attempt 0
     attempts: list[CompileNode] = field(default_factory=list)
+    frame: Frame | None = None
 
     @property
     def head(self) -> CompileNode:
@@ -184,17 +219,25 @@ class Compile:
         return Status.OK
 
     def _status_from_text(self) -> Status:
-        """Only TORCH_LOGS text: tlparse's rule, from what the log lines say happened."""
+        """Only TORCH_LOGS text: tlparse's order (empty, break, ok), from what any set of TORCH_LOGS
+        can show: the `+dynamo` lines, or the graphs and guards a typical set logs."""
         final = self.attempts[-1]
-        if final.text.graph_compiled and not final.text.compiled:
-            return Status.EMPTY  # dynamo made a graph but called no backend: no ops
-        if any(n.text.restarts for n in self.attempts):
-            return Status.BREAK
-        if any(n.text.compiled for n in self.attempts):
-            return Status.OK
-        if not any(n.text.graph_compiled or n.text.start for n in self.attempts):
-            return Status.MISSING
-        return Status.EMPTY
+        evidence = [n.text for n in self.attempts]
+        guarded = any(n.artifacts_in(Role.GUARDS) for n in self.attempts)
+        traced = any(n.artifacts_in(Role.GRAPH, Role.CODE) for n in self.attempts)
+        if (final.text.no_ops or (final.text.graph_compiled and not final.text.compiled)
+                or (guarded and not traced and self._text_logs_graphs())):
+            return Status.EMPTY  # no ops: skipped, or a graph but no backend, or guards but no graph
+        if not (guarded or traced or any(e.compiled or e.graph_compiled for e in evidence)):
+            return Status.MISSING  # no sign that it finished
+        if len(self.attempts) > 1 or any(e.restarts for e in evidence):
+            return Status.BREAK  # analysis restarted after a graph break
+        return Status.OK
+
+    def _text_logs_graphs(self) -> bool:
+        """Whether the text logs of this compile carry traced graphs at all (`graph_code`)."""
+        logs = {r.source for n in self.attempts for r in n.text_records}
+        return any("graph_code" in log.channels for log in logs)
 
     @property
     def has_graph_break(self) -> bool:

@@ -7,15 +7,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+import re
+
 import orjson
 
 from tlview.model.artifacts import Artifact, DynamicEvent
-from tlview.model.kinds import Record
+from tlview.model.kinds import Record, Role
 from tlview.model.reasons import (
+    RECOMPILE_LIMIT,
+    Failure,
+    failure_in,
     is_graph_break_message,
     is_recompile_limit_message,
     parse_graph_break,
     parse_recompile_reasons,
+    wont_convert,
 )
 
 if TYPE_CHECKING:
@@ -58,6 +64,9 @@ def on_nothing(index: "Index", record: Record) -> None:
 def on_artifact(index: "Index", record: Record) -> None:
     """A graph, code, guards or any other payload: kept by place, shown on demand (with the small
     metadata of a record kind, e.g. the output code's file; an artifact's is only its name)."""
+    if record.text is not None:
+        on_text_artifact(index, record)
+        return
     attach(index, record, _small(record.event) if record.meta and record.kind.event_key is None else None)
 
 
@@ -121,6 +130,8 @@ def on_recompile_reasons(index: "Index", record: Record) -> None:
         # `recompiles` and `recompiles_verbose` both say it: keep the first
         node.text.recompile_reasons = parse_recompile_reasons(record.payload or "")
         index.note_recompile_reasons(node)
+        if m := _RECOMPILING.match(record.text.lines[0] if record.text.lines else ""):
+            index.name_frame(node, m.group("fn"), m.group("loc"), SURE)
 
 
 def on_graph_break(index: "Index", record: Record) -> None:
@@ -151,10 +162,29 @@ def on_torch_version(index: "Index", record: Record) -> None:
 
 # ---- TORCH_LOGS text ------------------------------------------------------------------------------
 
+# How sure a text line is of a frame's function and place: "torchdynamo start compiling f x.py:12"
+# and "Recompiling function f in x.py:12" say it; WON'T CONVERT gives the decorator's line; a
+# traced graph only the line of its first op.
+SURE, DECORATOR, FIRST_OP = 3, 2, 1
+_START = re.compile(r"^(?:torchdynamo start compiling|Step 1: torchdynamo start tracing) (?P<fn>\S+) (?P<loc>[^\s,]+)")
+_RECOMPILING = re.compile(r"^Recompiling function (?P<fn>\S+) in (?P<loc>\S+)")
+_IN_COMPILE = re.compile(r'^\s*File "[^"]*convert_frame\.py", line \d+, in _compile$')
+_NO_OPS = re.compile(r"^skipping: (?P<fn>\S+) \(reason: .*No ops traced")
+_GRAPH_FILE = re.compile(r"# File: (?P<loc>\S+?:\d+) in (?P<fn>[^,\s]+)")
+
+
 def on_text_artifact(index: "Index", record: Record) -> None:
     """A tagged block of text (`[__graph_code]`, `[__guards]`, `[__output_code]`, ...): an artifact
-    under its TORCH_LOGS name, read back from disk when shown."""
+    under its TORCH_LOGS name, read back from disk when shown (what a trace says wins)."""
+    node = record.node
+    if node is None or node.in_trace or index.has_traces:
+        return  # the trace of the same run has these records (and their md5)
     attach(index, record)
+    if record.kind.name == "dynamo_output_graph":
+        for line in record.text.lines:  # the first lines of a traced graph (kept for this)
+            if m := _GRAPH_FILE.search(line):
+                index.name_frame(node, m.group("fn"), m.group("loc"), FIRST_OP)
+                break
 
 
 def on_perf_hint(index: "Index", record: Record) -> None:
@@ -181,20 +211,100 @@ def on_dynamic_text(index: "Index", record: Record) -> None:
 
 
 def on_dynamo_text(index: "Index", record: Record) -> None:
-    """Plain dynamo lines: where a compile starts, restarts, compiles, and the recompile limit."""
-    node = record.node
+    """Plain dynamo lines: where a compile starts, restarts, compiles, gives up, hits the limit."""
     lines = record.text.lines
+    first = lines[0] if lines else ""
+    if (gave_up := wont_convert(first)) is not None:
+        on_wont_convert(index, record, *gave_up)
+        return
+    if (m := _NO_OPS.match(first)) and (node := index.latest_compile_of(record.text.rank, m.group("fn"))):
+        record.node = node
+        node.text.no_ops = True
+        if node.text.silent_failure:  # it did not fail: it had nothing to compile
+            node.text.failure, node.text.silent_failure = None, False
+        return
+    node = record.node
     if node is None or not lines:
         return
-    first = lines[0]
     evidence = node.text
-    if first.startswith("torchdynamo start compiling "):
-        evidence.start = first[len("torchdynamo start compiling "):].split(", stack")[0]
+    if m := _START.match(first):
+        evidence.start = f"{m.group('fn')} {m.group('loc')}"
+        evidence.debug = evidence.debug or first.startswith("torchdynamo start compiling")
+        index.name_frame(node, m.group("fn"), m.group("loc"), SURE)
     elif first.startswith("Restarting analysis due to"):
         evidence.restarts.append(first)
     elif first.startswith("Step 2: calling compiler function"):
-        evidence.compiled = True
+        evidence.backend = first.rsplit(" ", 1)[-1]
+    elif first.startswith("Step 2: done compiler function"):
+        evidence.backend_done = True
+    elif first.startswith("run_gc_after_compile"):
+        on_compile_ended(node)
     elif first.startswith("COMPILING GRAPH due to"):
         evidence.graph_compiled = True
     elif is_recompile_limit_message(first):
         node.errors.append("\n".join(lines))
+        evidence.failure = evidence.failure or Failure(RECOMPILE_LIMIT.fail_type,
+                                                       f"{RECOMPILE_LIMIT.fail_reason}\n" + "\n".join(lines))
+
+
+def on_compile_ended(node) -> None:
+    """"run_gc_after_compile": the compile is over. One that left no guards, no graph and no
+    reason failed with its exception sent to the program (not logged): a backend that was
+    called and never returned raised BackendCompilerFailed; otherwise (e.g. fullgraph=True) the
+    class is not in the text. Told only of `+dynamo` logs, where an empty frame says so."""
+    attempts = node.compile.attempts
+    evidence = [n.text for n in attempts]
+    if any(e.failure or e.no_ops for e in evidence) or any(n.artifacts_in(Role.GUARDS) for n in attempts):
+        return
+    backend = next((e.backend for e in evidence if e.backend and not e.backend_done), None)
+    if backend is not None:
+        failure = Failure("BackendCompilerFailed", f"backend='{backend}' raised:\n(the exception went to "
+                          "the program: the log does not show it)")
+    elif any(e.debug for e in evidence) and not any(e.backend_done for e in evidence):
+        failure = Failure("", "the compile stopped while tracing and logged no reason: its exception "
+                          "went to the program (with fullgraph=True, a graph break raises)")
+    else:
+        return
+    node.text.failure, node.text.silent_failure = failure, True
+
+
+def on_wont_convert(index: "Index", record: Record, function: str, location: str) -> None:
+    """"WON'T CONVERT f x.py line 12" and the exception: Dynamo gave up on a compile. It belongs
+    to the latest compile of that function in that rank (or to a compile the text never tagged,
+    when it failed before logging anything)."""
+    # A tag on these lines is the compile under way (Dynamo refusing a generator frame that runs
+    # inside it): the owner is the compile of the function the line names.
+    rank = record.text.rank
+    node = index.latest_compile_of(rank, function)
+    if node is None:
+        record.node = None
+        if not any(_IN_COMPILE.search(line) for line in record.text.lines):
+            return  # refused before a compile began (e.g. a generator): no compile id, as in a trace
+        node = index.infer_compile(rank, function, location)
+    record.node = node
+    index.name_frame(node, function, location, DECORATOR)
+    node.text.failure = failure_in(record.text.lines) or Failure("", record.text.lines[0])
+
+
+def on_text_error(index: "Index", record: Record) -> None:
+    """An ERROR record of a compile id: a failure when it shows an exception."""
+    node = record.node
+    node.errors.append(record.payload or "")
+    if node.text.failure is None:
+        node.text.failure = failure_in(record.text.lines)
+
+
+_TORCH_EXCEPTION = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch.fx.experimental.symbolic_shapes.")
+
+
+def on_plain_text(index: "Index", record: Record) -> None:
+    """Lines with no log prefix: user prints, warnings, and the traceback of a job that died. A
+    torch compile exception there failed the compile under way (told only of a one-process log)."""
+    lines = record.text.lines
+    if not any(line.startswith(_TORCH_EXCEPTION) for line in lines) or len(record.source.pids) > 1:
+        return
+    failure = failure_in(lines)
+    node = index.latest_node()
+    if failure is not None and node is not None:
+        record.node = node
+        node.text.failure = failure

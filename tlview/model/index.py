@@ -16,7 +16,8 @@ from typing import Iterator
 
 from tlview.model.artifacts import Artifact, TextRecord
 from tlview.model.compile_id import CompileId
-from tlview.model.compile_node import Compile, CompileNode
+from tlview.model.compile_node import Compile, CompileNode, Frame
+from tlview.model import handlers as H
 from tlview.model.kinds import Reads, Record
 from tlview.model.problems import Problem
 from tlview.model.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
@@ -39,7 +40,7 @@ class Index:
         self.sources: list[Source] = []
         self.nodes: dict[tuple[int | None, CompileId], CompileNode] = {}
         self.compiles: dict[tuple[int | None, CompileId], Compile] = {}
-        self.frames: dict[tuple[int | None, tuple], list[Compile]] = {}
+        self.frames: dict[tuple[int | None, tuple], Frame] = {}
         self.problems: list[Problem] = []
         self.unattached: list[Artifact] = []  # records with no compile id (torch_version, ...)
         self.unknown_kinds: dict[str, int] = {}
@@ -51,8 +52,11 @@ class Index:
         self._context_nodes: list[CompileNode | None] = []
         self._context_codes: dict[tuple, int] = {}
         self._recompiled_by: dict[tuple, list[CompileNode]] = {}
+        self._frames_by_function: dict[tuple, Frame] = {}  # (rank, function) -> its latest frame
+        self.untagged: list[TextRecord] = []  # TORCH_LOGS records of no compile id, for the Log pane
         self._changed: set[Compile] = set()
         self._paths: set[str] = set()
+        self.has_traces = False  # a trace file is among the sources (its records win over text)
 
     # ---- sources -------------------------------------------------------------------------------
 
@@ -61,6 +65,7 @@ class Index:
             return None
         self._paths.add(log.path)
         if log.kind == TRACE:
+            self.has_traces = True
             source = TraceFile(log.path, self, verify_md5=self.verify_md5,
                                rank_from_name=log.rank_from_name)
         else:
@@ -90,6 +95,11 @@ class Index:
                 except OSError as exc:
                     self.add_problem(source, source.scanned_to, "unreadable", str(exc))
             self._check_string_ids()
+
+    def close_text_records(self) -> bool:
+        """Close the records still open in text logs (their writer paused); True if any was."""
+        with self.lock:
+            return any([source.close_records() for source in self.sources if isinstance(source, TextLog)])
 
     def close(self) -> None:
         for source in self.sources:
@@ -149,12 +159,16 @@ class Index:
         if text.cid is not None and (cid := CompileId.parse(text.cid)) is not None:
             node = self._node(text.rank, cid, in_trace=False)
         kind = KINDS.text_kind(text.channel)
-        if node is not None:
-            node.text_records.append(TextRecord(log, text.rec, text.channel, text.level,
-                                                text.lines[0] if text.lines else ""))
-            if text.level == "E":
-                node.errors.append("\n".join(text.lines))
-        self._handle(Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text))
+        record = Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text)
+        self._handle(record)  # a handler may find the node of an untagged record (WON'T CONVERT)
+        entry = TextRecord(log, text.rec, text.channel, text.level, text.lines[0] if text.lines else "")
+        if record.node is None:
+            self.untagged.append(entry)
+            return
+        record.node.text_records.append(entry)
+        if text.level == "E":
+            H.on_text_error(self, record)
+            self._changed.add(record.node.compile)
 
     def _handle(self, record: Record) -> None:
         record.kind.handler(self, record)
@@ -210,18 +224,46 @@ class Index:
             # Built whole before it is published: the UI thread reads these dicts meanwhile.
             node = CompileNode(rank, cid, len(self.nodes), in_trace=in_trace)
             ckey = (rank, cid.compile_key)
-            compile_ = self.compiles.get(ckey) or Compile(rank, cid.compile_key)
+            compile_ = self.compiles.get(ckey)
+            if compile_ is None:
+                frame = self.frames.get((rank, cid.frame_key)) or Frame(rank, cid.frame_key)
+                compile_ = Compile(rank, cid.compile_key, frame=frame)
             node.compile = compile_
             compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
             if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
-                self.frames.setdefault((rank, cid.frame_key), []).append(compile_)
+                compile_.frame.compiles.append(compile_)
+                self.frames.setdefault((rank, cid.frame_key), compile_.frame)
             self.nodes[key] = node
             self._changed.add(compile_)
         elif in_trace and not node.in_trace:
             node.in_trace = True
             self._changed.add(node.compile)
         return node
+
+    def name_frame(self, node: CompileNode, function: str, location: str | None, certainty: int) -> None:
+        """What a text line says a compile's function is names its frame (and so all its compiles)."""
+        frame = node.compile.frame
+        if frame.name(function, location, certainty):
+            self._frames_by_function[(node.rank, function)] = frame
+            self._changed.update(frame.compiles)
+
+    def latest_compile_of(self, rank: int | None, function: str) -> CompileNode | None:
+        """The newest compile id of a function (the frame a text line named last)."""
+        frame = self._frames_by_function.get((rank, function))
+        return frame.latest() if frame is not None else None
+
+    def infer_compile(self, rank: int | None, function: str, location: str | None) -> CompileNode:
+        """A compile the text tells of but never tagged (it failed before logging anything): a
+        new frame takes the next frame id, as torch numbers them."""
+        frames = [key[1] for (r, key) in list(self.frames) if r == rank and key[0] is None and key[1] is not None]
+        node = self._node(rank, CompileId(None, max(frames, default=-1) + 1, 0, 0), in_trace=False)
+        node.text.inferred_id = True
+        self.name_frame(node, function, location, 1)
+        return node
+
+    def latest_node(self) -> CompileNode | None:
+        return max(list(self.nodes.values()), key=lambda n: n.seq, default=None)
 
     def node_for(self, rank: int | None, cid: CompileId) -> CompileNode:
         """The node of (rank, cid) from a trace, made if new."""

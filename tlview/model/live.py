@@ -8,14 +8,16 @@ by record.
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
-from typing import Iterable
+from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.index import Index
 from tlview.model.status import Status
 from tlview.source.follow import Follower
 
+IDLE_SECONDS = 2.0  # a followed log not written for this long: its open records are whole
 # What a live event can say, most urgent first.
 FAILED, RECOMPILED, GRAPH_BREAK = "failed", "recompiled", "graph break"
 _URGENCY = {FAILED: 0, RECOMPILED: 1, GRAPH_BREAK: 2}
@@ -31,11 +33,17 @@ class LiveUpdate:
 
 
 class LiveIndex:
+    """`ended` says when the input will not grow any more (a pipe closed, a job exited)."""
+
     def __init__(self, path: str, force_polling: bool = False, poll_interval: float = 1.0,
-                 kind: str | None = None, verify_md5: bool = False) -> None:
+                 kind: str | None = None, verify_md5: bool = False,
+                 ended: Callable[[], bool] = lambda: False) -> None:
         self.follower = Follower(path, force_polling, poll_interval, kind)
         self.verify_md5 = verify_md5
+        self.ended = ended
         self.index = Index(verify_md5=verify_md5)
+        self._grew_at = time.monotonic()
+        self._idle_closed = False
 
     def step(self, limit: int | None = None, read: bool = True) -> LiveUpdate:
         """Take in what changed on disk: new files, replaced files, appended bytes (with `read`)."""
@@ -58,7 +66,18 @@ class LiveIndex:
             update.new_files.append(log.path)
         if read:
             update.bytes_read = self.index.refresh(limit)
+        if update.bytes_read or update.new_files or update.rebuilt:
+            self._grew_at, self._idle_closed = time.monotonic(), False
         return update
+
+    def close_idle(self, idle: float = IDLE_SECONDS) -> bool:
+        """Nothing was written for `idle` seconds: the records still open in text logs are whole
+        (a job's last line has no successor to end it), so close them; a later line starts a new
+        record. True if that happened."""
+        if self._idle_closed or time.monotonic() - self._grew_at < idle:
+            return False
+        self._idle_closed = True
+        return self.index.close_text_records()
 
     def catch_up(self) -> None:
         """Read everything there is now (the end of a test, or before a headless report)."""

@@ -25,6 +25,11 @@ def status_text(status: Status) -> Text:
     return Text(status.label, style=status.style)
 
 
+def seconds(value: float | None) -> str:
+    """`1.2 s`, or `unknown` where the logs have no time (never a false zero)."""
+    return "unknown" if value is None else f"{value:.1f} s"
+
+
 def short_path(location: str) -> str:
     """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
     return location.rsplit("/", 1)[-1]

@@ -152,7 +152,48 @@ class Failure:
 
 
 _LIMIT_HIT = re.compile(r"hit config\.(?:recompile|cache_size)_limit|recompile_limit exceeded")
+# torch raises Unsupported for it (`raise_unimplemented_cache_limit_exceeded`); the warning that is
+# always logged does not name the class.
+RECOMPILE_LIMIT = Failure("Unsupported", "Dynamo recompile limit exceeded")
 
 
 def is_recompile_limit_message(text: str) -> bool:
     return bool(_LIMIT_HIT.search(text))
+
+
+_EXCEPTION = re.compile(r"^(?:[A-Za-z_]\w*\.)*(?P<type>[A-Za-z_]\w*)(?::(?: (?P<message>.*))?)?$")
+_MESSAGE_ENDS = ("Set TORCHDYNAMO_VERBOSE", "Traceback (most recent call last)",
+                 "The above exception was the direct cause", "During handling of the above exception")
+
+
+def failure_in(lines: list[str]) -> Failure | None:
+    """The exception a Python traceback in these lines ends with (the last one of a chain):
+    `torch._dynamo.exc.BackendCompilerFailed: backend='x' raised:` and the message lines after it
+    give Failure("BackendCompilerFailed", "backend='x' raised:\nRuntimeError: ...")."""
+    found = None
+    for i, line in enumerate(lines):
+        if not line.startswith("Traceback (most recent call last)"):
+            continue
+        j = i + 1
+        while j < len(lines) and (lines[j][:1] in (" ", "\t") or not lines[j].strip()):
+            j += 1  # the frames: `  File "...", line N, in f`, their code and `^^^` lines
+        m = _EXCEPTION.match(lines[j]) if j < len(lines) else None
+        if m is None:
+            continue
+        message = [m.group("message") or ""]
+        for follow in lines[j + 1:]:
+            if follow.startswith(_MESSAGE_ENDS):
+                break
+            message.append(follow)
+        found = Failure(m.group("type"), "\n".join(message).strip("\n").rstrip())
+    return found
+
+
+_WONT_CONVERT = re.compile(r"^WON'T CONVERT (?P<fn>\S+) (?P<file>.+?) line (?P<line>\d+)")
+
+
+def wont_convert(line: str) -> tuple[str, str] | None:
+    """(function, file:line) of "WON'T CONVERT f /path/x.py line 12": Dynamo gave up on a frame
+    (the line is the function's first, its decorator's)."""
+    m = _WONT_CONVERT.match(line)
+    return (m.group("fn"), f"{m.group('file')}:{m.group('line')}") if m else None

@@ -112,6 +112,7 @@ KINDS = Registry(
         _text("perf_hints", Role.PERF, "perf hint", H.on_perf_hint),
         _text("dynamic", Role.DYNAMIC, "dynamic shapes", H.on_dynamic_text),
         _text("dynamo", Role.LOG, "Dynamo log", H.on_dynamo_text),
+        _text("other", Role.LOG, "other output", H.on_plain_text),
         *[_text(name, Role.LOG, "tracing log", H.on_nothing, PLACE)
           for name in ("trace_bytecode", "trace_source", "trace_call", "bytecode", "side_effects",
                        "graph_sizes", "kernel_code")],

@@ -111,7 +111,7 @@ class TreeModel:
         self._entries: list[TreeEntry] | None = None
         self.multi_rank = len([r for r in self.index.ranks()]) > 1
         # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
-        compiles = [c for cs in list(self.index.frames.values()) for c in list(cs)]
+        compiles = [c for frame in list(self.index.frames.values()) for c in list(frame.compiles)]
         compiles.sort(key=lambda c: c.head.seq)
         self.apply(compiles, building=True)
 
@@ -212,7 +212,7 @@ class TreeModel:
                     parent = TreeEntry(("rank", rank), "rank", rank, (-1 if rank is None else rank,))
                     self._insert(None, parent, delta)
             frame = TreeEntry(frame_key, "frame", rank, (compile_.head.seq,),
-                              frame_compiles=self.index.frames.get((rank, compile_.key.frame_key), []))
+                              frame_compiles=compile_.frame.compiles)
             self._insert(parent, frame, delta)
         return frame
 

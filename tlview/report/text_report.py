@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import CAUSE_STYLE, phase_legend, short_path, status_text, timeline_bar
+from tlview.model.look import CAUSE_STYLE, phase_legend, seconds, short_path, status_text, timeline_bar
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.textsafe import one_line, visible
@@ -104,17 +104,18 @@ def render_report(summary: dict, console: Console) -> None:
 
     run = summary["run_summary"]
     if run["recompiling_frames"] or run["graph_breaks"]:
-        console.print(Text(f"Costs (total compile time {run['total_compile_seconds']:.1f} s)", style="bold"))
+        console.print(Text(f"Costs (total compile time {seconds(run['total_compile_seconds'])})", style="bold"))
         for f in run["recompiling_frames"][:10]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {f['recompiles']} recompiles ", style="cyan")
             line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")
-            line.append(f"  {f['seconds']:.1f} s compiling; {causes}", style="dim")
+            line.append(f"  recompiles took {seconds(f['recompile_seconds'])} (all compiles of the frame "
+                        f"{seconds(f['seconds'])}); {causes}", style="dim")
             console.print(line)
         for b in run["graph_breaks"][:10]:
             line = Text(f"  ×{b['count']} break ", style="yellow")
             line.append(f"{b['cause']}: {one_line(b['why'], 100)}")
-            line.append(f"  {b['seconds']:.1f} s in those compiles", style="dim")
+            line.append(f"  {seconds(b['seconds'])} in those compiles", style="dim")
             console.print(line)
     if summary["timeline"]:
         console.print(phase_legend("Compile time by compile id (longest first)  "))

@@ -6,7 +6,7 @@ import os
 import re
 from dataclasses import dataclass
 
-from tlview.source.text_log import LINE_RE
+from tlview.source.text_log import LINE_RE, clean_line
 
 TRACE_LINE = re.compile(rb"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
@@ -40,7 +40,7 @@ def sniff(path: str) -> str | None:
             continue
         if TRACE_LINE.match(line):
             return TRACE
-        if LINE_RE.match(line):
+        if LINE_RE.match(clean_line(line)):
             text_hits += 1
             if text_hits >= 1:
                 return TEXT

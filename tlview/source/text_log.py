@@ -34,6 +34,7 @@ _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 _TEE = re.compile(rb"^\[[A-Za-z_]*\d+\]:(?=\[rank|[VIWEC]\d{4} )")  # torchrun's `[default3]:`
 PLAIN = "other"
 KEPT_LINES = 4000  # lines of one record handed to the sink; the rest stay on disk
+KEPT_LAZY_LINES = 12  # of a record the sink reads lazily: its head (a graph's first lines)
 
 
 def clean_line(line: bytes) -> bytes:
@@ -92,6 +93,8 @@ class TextLog(IncrementalFile):
         self.lines = 0
         self.glog_lines = 0
         self.ranks: set[int] = set()
+        self.pids: set[int] = set()
+        self.channels: set[str] = set()  # the TORCH_LOGS artifacts and areas seen
         self._open: dict = {}  # pid (or None for plain lines) -> TextLines
         self._keys: dict = {}  # pid -> the open record's prefix
 
@@ -123,8 +126,14 @@ class TextLog(IncrementalFile):
         self._plain(data[:200], pos, pos + len(data))
 
     def end_of_input(self) -> None:
-        for key in list(self._open):
+        self.close_records()
+
+    def close_records(self) -> bool:
+        """Hand over the records still open (a partial last line stays for later); True if any."""
+        keys = list(self._open)
+        for key in keys:
             self._close(key)
+        return bool(keys)
 
     def _glog(self, m: re.Match, line: bytes, start: int, end: int) -> None:
         pid = m.group("pid")
@@ -140,13 +149,15 @@ class TextLog(IncrementalFile):
         rank = int(m.group("rank")) if m.group("rank") is not None else None
         if rank is not None:
             self.ranks.add(rank)
+        self.pids.add(int(pid))
         cid = m.group("cid")
         artifact = m.group("artifact")
         path = m.group("path").decode("utf-8", "replace")
+        channel = channel_of(path, artifact.decode() if artifact else None)
+        self.channels.add(channel)
         rec = self._new(start, end, key)
         self._keys[pid] = key
-        self._open[pid] = TextLines(rec, rank, int(pid), cid.decode() if cid else None,
-                                    channel_of(path, artifact.decode() if artifact else None),
+        self._open[pid] = TextLines(rec, rank, int(pid), cid.decode() if cid else None, channel,
                                     m.group("level").decode(), path, [message])
 
     def _plain(self, line: bytes, start: int, end: int) -> None:
@@ -162,7 +173,8 @@ class TextLog(IncrementalFile):
 
     def _extend(self, record: TextLines, message: str, end: int) -> None:
         self.ends[record.rec] = end
-        if len(record.lines) < KEPT_LINES and record.channel not in self.sink.lazy_text_channels:
+        keep = KEPT_LAZY_LINES if record.channel in self.sink.lazy_text_channels else KEPT_LINES
+        if len(record.lines) < keep:
             record.lines.append(message)
 
     def _new(self, start: int, end: int, key: bytes | None) -> int:

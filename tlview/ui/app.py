@@ -44,17 +44,19 @@ class TlviewApp(Following, PayloadActions, App[int]):
     BINDINGS = BINDINGS
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
-                 poll: bool = False, kind: str | None = None, job=None) -> None:
+                 poll: bool = False, kind: str | None = None, job=None, input_ended=None,
+                 name: str | None = None) -> None:
         super().__init__()
         self.path = path
         self.latest = latest
         self.job = job  # a --run job: its end is announced
-        self.live = LiveIndex(path, force_polling=poll, kind=kind) if follow else None
+        self.live = LiveIndex(path, force_polling=poll, kind=kind,
+                              ended=input_ended or (lambda: False)) if follow else None
         self.flt = flt or Filter()
         self.model = TreeModel(self.live.index if follow else Index(), self.flt, live=follow)
         self.events = LiveEvents()
         self.auto_follow = follow  # the cursor goes to the newest compile id as they come
-        self.facts = StatusFacts(Path(path).name or path, live="live" if follow else "")
+        self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
         self.caught_up = not follow
         self.new_unseen = 0
         self.search_note = ""
@@ -142,10 +144,17 @@ class TlviewApp(Following, PayloadActions, App[int]):
                                       0 if self.auto_follow else self.new_unseen)
 
     def _set_facts(self, **changes) -> None:
-        if self.live is not None:
+        if self.live is not None and self.facts.live != "ended":
             changes.setdefault("live", "live" if self.auto_follow else "paused")
         self.facts = replace(self.facts, **changes)
         self.query_one(StatusLine).facts = self.facts
+
+    def show_model(self, model: TreeModel) -> None:
+        """A new tree (a filter, a rank, a re-indexed folder, the end of the input): the cursor
+        stays on its compile id, and the panes show that entry of the new model."""
+        self.model = model
+        self.tree.show_model(model)
+        self.detail.show(self._selection(self.tree.entry))
 
     def _selection(self, entry: TreeEntry | None) -> Selection:
         return Selection(self.index, entry, self.flt.rank if self.flt.rank is not None else ...)
@@ -222,9 +231,7 @@ class TlviewApp(Following, PayloadActions, App[int]):
     def apply_filter(self, flt: Filter) -> None:
         self.flt = flt
         self.search_note = ""
-        self.model = TreeModel(self.index, flt, live=self.live is not None)
-        self.tree.show_model(self.model)
-        self.detail.show(self._selection(self.tree.entry))
+        self.show_model(TreeModel(self.index, flt, live=self.live is not None))
         self.refresh_views()
         if flt.text:
             self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",

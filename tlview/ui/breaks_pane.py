@@ -9,7 +9,7 @@ from textual.widgets import Static
 
 from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
-from tlview.ui.pane import Pane, Selection
+from tlview.ui.pane import Pane, Selection, plain_text
 
 
 def breaks_view(entry: TreeEntry) -> Group:
@@ -53,4 +53,4 @@ class BreaksPane(Pane, VerticalScroll):
         body.update(breaks_view(selection.entry) if selection.entry is not None else Text(""))
 
     def copy_text(self) -> str:
-        return str(self.query_one("#breaks-body", Static).render())
+        return plain_text(self.query_one("#breaks-body", Static).content)

@@ -17,16 +17,22 @@ class Following:
     @while_shown
     def on_index_replaced(self, message: IndexReplaced) -> None:
         """A file was truncated or replaced and everything was indexed again."""
-        self.model = TreeModel(message.index, self.flt, live=True)
-        self.tree.show_model(self.model)
+        self.show_model(TreeModel(message.index, self.flt, live=True))
         self.events.take(message.index.take_changes(), tell=False)  # what is there again is not news
         for text in message.messages:
             self.notify(text, title="indexed again", severity="warning", timeout=6, markup=False)
         self.refresh_views()
 
+    @while_shown
     def on_follow_state(self, message: FollowState) -> None:
         self.caught_up = message.caught_up
-        self._set_facts(waiting=message.waiting)
+        if message.ended:
+            # nothing is compiling any more: the newest compile without metrics is just missing
+            self.auto_follow = False
+            self.show_model(TreeModel(self.index, self.flt, live=False))
+            self._set_facts(waiting=message.waiting, live="ended")
+        else:
+            self._set_facts(waiting=message.waiting)
         self.refresh_views()
 
     def on_job_ended(self, message: JobEnded) -> None:

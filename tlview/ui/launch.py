@@ -19,28 +19,33 @@ def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list
              poll: bool = False, logs: str = "") -> int:
     """`--follow PATH`, `--follow -` (stdin), `--demo` and `--run -- COMMAND`."""
     kind = None
+    name = None  # what the status line calls the input
     cleanup = []
     job = None
+    ended = None  # when the input will not grow any more
     if demo:
         from tlview.source.replay import Replay
 
         path = tempfile.mkdtemp(prefix="tlview-demo-")
         replay = Replay(path).start()
+        name = "demo"
         cleanup += [replay.stop, lambda: shutil.rmtree(path, ignore_errors=True)]
     elif run is not None:
         from tlview.source.job import Job
 
         job = Job(run, logs)
-        path = job.folder
+        path, name = job.folder, " ".join(run)[:60]
         cleanup.append(job.stop)
+        ended = lambda: job.process.poll() is not None  # noqa: E731
     elif path == "-":
         from tlview.source.discover import TEXT
         from tlview.source.stdin_log import StdinCopy
 
         copy = StdinCopy()
-        path, kind = copy.path, TEXT
+        path, kind, name = copy.path, TEXT, "stdin"
         cleanup.append(copy.remove)
-    app = TlviewApp(path, flt, follow=True, poll=poll, kind=kind, job=job)
+        ended = copy.done.is_set
+    app = TlviewApp(path, flt, follow=True, poll=poll, kind=kind, job=job, input_ended=ended, name=name)
     try:
         app.run()
     finally:

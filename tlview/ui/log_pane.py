@@ -1,4 +1,5 @@
-"""TORCH_LOGS text of the selected compile id (when a text log was read), perf hints first."""
+"""TORCH_LOGS text of the selected compile id, perf hints first; on a frame or rank, the lines of
+the run that belong to no compile id (prints, warnings, what no rule reads), so none is lost."""
 
 from __future__ import annotations
 
@@ -7,11 +8,15 @@ from tlview.ui.text_pane import TextPane
 
 NO_TEXT = ("No TORCH_LOGS text for this compile id. Open a folder (or file) that holds the job's "
            "stderr run with TORCH_LOGS=... to see it here.")
+UNTAGGED_SHOWN = 2000  # records of the run's own lines shown at once (the rest: `e` opens them all)
 
 
 def log_text(selection: Selection) -> str:
     """Reads the text records from disk: call from a worker."""
-    node = selection.entry.node
+    entry = selection.entry
+    if entry is None or entry.node is None:
+        return untagged_text(selection)
+    node = entry.node
     if not node.text_records:
         return NO_TEXT
     lines = []
@@ -24,6 +29,21 @@ def log_text(selection: Selection) -> str:
     return "\n".join(lines)
 
 
+def untagged_text(selection: Selection) -> str:
+    records = list(selection.index.untagged)
+    if not records:
+        return NO_TEXT if not any(True for _ in selection.index.iter_nodes()) else \
+            "Every TORCH_LOGS line of these logs belongs to a compile id: select one to read it."
+    lines = [f"# {len(records):,} record(s) of the run with no compile id (prints, warnings, "
+             "torch's own lines)" + (f"; the first {UNTAGGED_SHOWN:,}" if len(records) > UNTAGGED_SHOWN else "")]
+    for record in records[:UNTAGGED_SHOWN]:
+        lines.append(f"[{record.channel}] {record.load_text()}")
+    return "\n".join(lines)
+
+
 class LogPane(TextPane):
+    def show(self, selection: Selection) -> None:
+        self.load(selection)  # also for a frame or rank: the run's own lines
+
     def text_for(self, selection: Selection) -> str:
         return log_text(selection)

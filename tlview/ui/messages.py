@@ -44,6 +44,7 @@ class FollowState(Message):
 
     caught_up: bool
     waiting: str = ""
+    ended: bool = False  # the input will not grow any more: everything is read and closed
 
 
 @dataclass

@@ -3,7 +3,10 @@ and `e`). Panes are widgets of different bases (a scroll view, a table): this is
 
 from __future__ import annotations
 
+import io
 from dataclasses import dataclass
+
+from rich.console import Console
 
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
@@ -16,6 +19,13 @@ class Selection:
     index: Index
     entry: TreeEntry | None
     rank: object = ...  # a rank number, None for rank-less logs, ... for all ranks
+
+
+def plain_text(renderable, width: int = 200) -> str:
+    """What a rich renderable shows, as plain text (for `y` and `e`: no styles, no escapes)."""
+    console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+    console.print(renderable)
+    return "\n".join(line.rstrip() for line in console.export_text().split("\n")).strip("\n")
 
 
 class Pane:

@@ -11,23 +11,25 @@ from textual.widgets import Static
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.ranks import describe, divergence
 from tlview.model.index import Index
-from tlview.model.look import phase_legend, short_path, timeline_bar
+from tlview.model.look import phase_legend, seconds, short_path, timeline_bar
 from tlview.textsafe import one_line, visible
-from tlview.ui.pane import Pane, Selection
+from tlview.ui.pane import Pane, Selection, plain_text
 
 
 def run_view(index: Index, rank) -> Group:
     summary = run_summary(index, rank)
     rows = timeline(index, rank)
-    parts = [Text(f"Total compile time {summary['total_compile_seconds']:.1f} s"
+    parts = [Text(f"Total compile time {seconds(summary['total_compile_seconds'])}"
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     if summary["recompiling_frames"]:
-        parts.append(Text("\nFrames that recompile most", style="bold cyan"))
+        parts.append(Text("\nFrames whose recompiles cost most (recompiles / all compiles of the frame)",
+                          style="bold cyan"))
         for f in summary["recompiling_frames"][:15]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {f['recompiles']:>3} ")
             line.append(visible(f["function"] or "?"), style="bold")
-            line.append(f" {visible(short_path(f['location'] or '?'))}  {f['seconds']:.1f} s  {causes}", style="dim")
+            line.append(f" {visible(short_path(f['location'] or '?'))}  {seconds(f['recompile_seconds'])} / "
+                        f"{seconds(f['seconds'])}  {causes}", style="dim")
             parts.append(line)
     if summary["graph_breaks"]:
         parts.append(Text("\nGraph breaks by how often they happen", style="bold yellow"))
@@ -70,4 +72,4 @@ class RunPane(Pane, VerticalScroll):
         self.app.call_from_thread(self.query_one("#run-body", Static).update, view)
 
     def copy_text(self) -> str:
-        return str(self.query_one("#run-body", Static).render())
+        return plain_text(self.query_one("#run-body", Static).content)

@@ -15,7 +15,7 @@ from tlview.model.registry import cache_outcome
 from tlview.model.status import Status
 from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
-from tlview.ui.pane import Pane, Selection
+from tlview.ui.pane import Pane, Selection, plain_text
 
 TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_s", "backend (AOT+Inductor)"),
          ("inductor_compile_time_s", "inductor"), ("code_gen_time_s", "codegen"),
@@ -123,4 +123,4 @@ class SummaryPane(Pane, VerticalScroll):
             body.update(group_summary(entry))
 
     def copy_text(self) -> str:
-        return str(self.query_one("#summary-body", Static).render())
+        return plain_text(self.query_one("#summary-body", Static).content)

@@ -63,12 +63,19 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
                 app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
             if read >= CHUNK:
                 continue  # more is there now: no waiting
-            if (True, update.waiting) != state:
-                state = (True, update.waiting)
-                app.post_message(FollowState(*state))
             if job is not None and not job_done and (code := job.poll()) is not None:
                 job_done = True
                 app.post_message(JobEnded(code, job.folder))
+            if live.ended() and not read and not update.new_files:
+                live.finish()  # the pipe closed or the job exited: close the last records
+                app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
+                app.post_message(FollowState(True, update.waiting, ended=True))
+                return
+            if (True, update.waiting) != state:
+                state = (True, update.waiting)
+                app.post_message(FollowState(*state))
+            if live.close_idle():
+                app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
             live.follower.wait()
     finally:
         live.follower.stop()
