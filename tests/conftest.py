@@ -46,6 +46,14 @@ def json_for(path: os.PathLike | str, *args: str) -> dict:
     return json.loads(out)
 
 
+def without_paths(doc: dict) -> dict:
+    """A summary to compare with one of a copy of the same files: no file paths in it."""
+    doc = dict(doc)
+    doc.pop("sources", None)
+    doc["compiles"] = [{k: v for k, v in c.items() if k != "source"} for c in doc["compiles"]]
+    return doc
+
+
 @pytest.fixture(scope="session")
 def truths() -> dict[str, dict]:
     return {s: json.loads((CORPUS / s / "truth.json").read_text()) for s in SCENARIOS}

@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from conftest import CORPUS
+from conftest import CORPUS, without_paths
 from tlview.model.index import Index
 from tlview.model.indexing import open_index
 from tlview.report.summary import build_summary
@@ -17,9 +17,7 @@ TEXT = CORPUS / "graph_breaks" / "torch_logs.txt"
 
 
 def _summary(index: Index) -> dict:
-    doc = build_summary(index)
-    doc.pop("sources")
-    return doc
+    return without_paths(build_summary(index))
 
 
 def _cuts(data: bytes, rng: random.Random, n: int) -> list[int]:

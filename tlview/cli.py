@@ -39,9 +39,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="with --follow: poll files every second instead of waiting for file events (NFS)")
     p.add_argument("--demo", action="store_true",
                    help="replay a bundled real trace as if a job were running, and follow it")
-    p.add_argument("--run", nargs=argparse.REMAINDER, metavar="-- COMMAND",
-                   help="run COMMAND with TORCH_TRACE (and TORCH_LOGS, captured) set to a new folder, "
-                   "and follow it; the folder is kept")
+    p.add_argument("--run", action="store_true",
+                   help="--run -- COMMAND ...: run COMMAND with TORCH_TRACE (and TORCH_LOGS, captured) "
+                   "set to a new folder, and follow it; the folder is kept (everything after --run is "
+                   "the command)")
     p.add_argument("--logs", default="recompiles,graph_breaks,perf_hints,dynamic",
                    help="with --run: the TORCH_LOGS categories to capture (default: %(default)s)")
     p.add_argument("--no-verify", action="store_true",
@@ -64,8 +65,19 @@ def main(argv: list[str] | None = None) -> int:
         return 1
 
 
+def split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
+    """`tlview [options] --run [--] COMMAND ...`: the command is everything after --run (argparse
+    would take a `--` there as the end of its options and COMMAND's words as its own)."""
+    if "--run" not in argv:
+        return argv, None
+    at = argv.index("--run")
+    command = argv[at + 1:]
+    return argv[:at + 1], command[1:] if command[:1] == ["--"] else command
+
+
 def _main(argv: list[str] | None) -> int:
     parser = build_parser()
+    argv, command = split_command(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
     from tlview.model.filters import Filter, FilterError
 
@@ -73,8 +85,7 @@ def _main(argv: list[str] | None) -> int:
         flt = Filter.parse(args.filter, rank=args.rank)
     except FilterError as exc:
         return _fail(str(exc))
-    if args.run is not None:
-        command = args.run[1:] if args.run[:1] == ["--"] else args.run
+    if args.run:
         if not command:
             return _fail("--run needs a command: tlview --run -- python train.py")
         if args.report or args.json:
@@ -124,14 +135,22 @@ def _headless(args, flt) -> int:
                                default=str)
             _write(out + b"\n")
         else:
-            from rich.console import Console
-
             from tlview.report.text_report import render_report
 
-            render_report(summary, Console(highlight=False, soft_wrap=False))
+            render_report(summary, report_console())
         return 0
     finally:
         index.close()
+
+
+def report_console():
+    """A terminal gets lines fitted to its width; a pipe or a file gets whole lines, unwrapped
+    (paths and reasons stay whole for grep and for pasting)."""
+    from rich.console import Console
+
+    if sys.stdout.isatty():
+        return Console(highlight=False)
+    return Console(highlight=False, soft_wrap=True, width=100_000, color_system=None)
 
 
 def _write(data: bytes) -> None:

@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 
 from tlview.model.compile_node import CompileNode
-from tlview.model.reasons import GraphBreak, RecompileReason
+from tlview.model.reasons import GraphBreak, RecompileReason, is_graph_break_restart
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,9 @@ RECOMPILE_FIXES = {
                               "training and the inference paths separately, e.g. under torch.no_grad())",
     "python_value": "pass a tensor instead of a changing Python number, or let Dynamo treat it as "
                     "dynamic (torch._dynamo.config.specialize_int/float=False, or mark_dynamic)",
+    "python_flag": "a Python flag (a bool or None attribute or argument) is part of the compiled code: "
+                   "each value compiles once; keep it fixed between calls, or expect one compile per "
+                   "value (compile each mode separately), or make it a tensor and use torch.where",
     "shape_guard": "a branch on a size (if x.shape[0] <= 9) pins the size range: remove the branch, "
                    "use torch.cond, or accept one compile per side of it",
     "object_identity": "pass the same module/function object each call (create it once, outside the "
@@ -78,7 +81,9 @@ _RECOMPILE_RULES = [  # (cause, patterns, why); first match wins
     ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\bEq\(|\bNe\(|Mod\(",
                      r"\bs\d+\b\s*(?:<|>|<=|>=|==)"],
      "a guard on a symbolic size failed: {detail}"),
-    ("python_value", [r"^[\w\[\]'\".]+ == -?[\d.]+(?:e-?\d+)?\b", r"^[\w\[\]'\".]+ == (?:True|False|None|'[^']*')",
+    ("python_flag", [r"^[\w\[\]'\".]+ == (?:True|False|None)\b", r"^[\w\[\]'\".]+ is (?:not )?None\b"],
+     "a Python flag changed: {detail}"),
+    ("python_value", [r"^[\w\[\]'\".]+ == -?[\d.]+(?:e-?\d+)?\b", r"^[\w\[\]'\".]+ == '[^']*'",
                       r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b"],
      "a Python value changed: {detail}"),
 ]
@@ -107,13 +112,20 @@ def diagnose_recompile(reason: RecompileReason) -> Diagnosis:
 
 # ---- graph breaks -------------------------------------------------------------------------------
 
-BREAK_RULES = [  # (cause, patterns over reason+detail+explanation, why, fix)
+BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's line, why, fix)
     ("print_or_logging",
      [r"operator `print`", r"builtin `?print`?\b", r"logging function", r"\blogging\.\w+",
-      r"\blogger\.(?:debug|info|warning|error|exception)\b", r"`warnings\.warn`"],
+      r"\blogger\.(?:debug|info|warning|error|exception)\b", r"`warnings\.warn`", r"/logging/__init__\.py"],
      "a print or logging call inside the compiled code",
      "remove it from the compiled region, or allow it without a break: "
      "torch._dynamo.config.reorderable_logging_functions.add(print)"),
+    ("backward_in_compiled",
+     [r"Tensor\.backward\(\)", r"\.backward\(\) call", r"trace_autograd_ops"],
+     "loss.backward() inside the compiled function",
+     "call backward() outside the compiled function (compile the model and the loss, not the whole "
+     "step), or let Dynamo trace it: torch._dynamo.config.trace_autograd_ops = True (PyTorch's hint "
+     "says torch._dynamo.trace_autograd_ops, which does not exist), or use compiled autograd "
+     "(torch._dynamo.config.compiled_autograd = True)"),
     ("data_dependent_branch",
      [r"data-dependent branch", r"data dependent (?:control flow|branch)", r"generic_jump",
       r"branch condition involves a tensor"],
@@ -147,18 +159,46 @@ BREAK_RULES = [  # (cause, patterns over reason+detail+explanation, why, fix)
 ]
 
 
+_LOGGING_CALL = re.compile(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
+# A setting a hint names (`torch._dynamo.config.x`, or `torch._dynamo.x`, which some hints write for it).
+_HINTED_SETTING = re.compile(r"torch\._dynamo\.(?:config\.)?(\w+)")
+
+
 def diagnose_graph_break(gb: GraphBreak) -> Diagnosis:
-    # Not the hints: they are generic ("if you are calling a logging function (e.g. print)...").
-    text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation]))
+    # Not the hints: they are generic ("if you are calling a logging function (e.g. print)..."). The
+    # user's own line tells what was called (a break inside `logging` happens in the library).
+    frame = gb.user_frame()
+    text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation, gb.location, frame and frame[1]]))
+    where = f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else ""
     for cause, patterns, why, fix in BREAK_RULES:
         if _search(patterns, text):
-            where = f" at {gb.location.rsplit('/', 1)[-1]}" if gb.location else ""
-            return Diagnosis("graph_break", cause, why + where, fix)
-    return Diagnosis("graph_break", "other", gb.detail or gb.reason,
-                     "see the hints under the break; TORCHDYNAMO_VERBOSE=1 for the full stack")
+            if cause == "print_or_logging" and (call := _LOGGING_CALL.search(text)):
+                why = "a logging call inside the compiled code"
+                fix = ("remove it from the compiled region, or let Dynamo skip it without a break: "
+                       f"torch._dynamo.config.ignore_logging_functions.add({call.group(1)})")
+            return Diagnosis("graph_break", cause, why + where, _agreeing_with(fix, gb.hints))
+    return Diagnosis("graph_break", "other", (gb.detail or gb.reason) + where,
+                     _agreeing_with("see the hints under the break; TORCHDYNAMO_VERBOSE=1 for the full "
+                                    "stack", gb.hints))
+
+
+def _agreeing_with(fix: str, hints: list[str]) -> str:
+    """When PyTorch's hint names a setting, the fix names it too (as `torch._dynamo.config.x`)."""
+    for hint in hints:
+        for name in _HINTED_SETTING.findall(hint):
+            if name not in fix:
+                fix += f"; PyTorch's hint: set torch._dynamo.config.{name} ({hint.strip()})"
+    return fix
 
 
 # ---- failures -----------------------------------------------------------------------------------
+
+TENSORIFY_RESTART = Diagnosis(
+    "restart", "tensorify_scalar",
+    "a Python float was made a tensor, then had to be specialized (math.floor or another non-tensor "
+    "use of it): Dynamo restarted the analysis (TensorifyScalarRestartAnalysis, not a graph break)",
+    "torch._dynamo.config.specialize_float = True (it then recompiles once per value), or keep the "
+    "value a tensor and use torch ops on it (torch.floor)")
 
 MINIFIER = ("reproduce and minify: TORCHDYNAMO_REPRO_AFTER=aot TORCHDYNAMO_REPRO_LEVEL=2 python "
             "your_script.py (writes a small repro); try backend='aot_eager' to tell Dynamo/AOT "
@@ -173,6 +213,15 @@ def diagnose_failure(fail_type: str | None, fail_reason: str | None) -> Diagnosi
         return Diagnosis("failure", "recompile_limit",
                          "the recompile limit was hit: this frame now runs eagerly",
                          RECOMPILE_FIXES["recompile_limit"])
+    if _search([r"no fake impl registered", r"register_fake", r"fake kernel", r"Meta kernel"], reason):
+        op = re.search(r"CustomOpDef\(([\w.:]+)\)|for operator (\S+)|`(\w+)\.register_fake`", reason)
+        name = next((g for g in op.groups() if g), "the op") if op else "the op"
+        return Diagnosis("failure", "missing_fake_kernel",
+                         f"the custom op {name} has no fake (meta) kernel: Dynamo cannot run it on "
+                         "fake tensors to learn its output shapes",
+                         f"register one: @{name.split('::')[-1]}.register_fake (or "
+                         f"torch.library.register_fake(\"{name}\")), returning empty tensors of the "
+                         "output shapes (torch.empty_like(x), x.new_empty(...))")
     if "BackendCompilerFailed" in fail_type or _search([r"backend='?\w+'? raised"], reason):
         lines = [ln.strip() for ln in reason.split("\n") if ln.strip()]
         raised = lines[1] if len(lines) > 1 and lines[0].endswith("raised:") else first
@@ -199,17 +248,12 @@ def diagnose_failure(fail_type: str | None, fail_reason: str | None) -> Diagnosi
 # ---- per compile id -------------------------------------------------------------------------------
 
 def diagnose_node(node: CompileNode) -> list[Diagnosis]:
-    """Every recompile reason, graph break and failure of a compile id, diagnosed."""
+    """The recompile's cause, every graph break, restart and failure of a compile id, diagnosed."""
     out: list[Diagnosis] = []
     failure = node.failure
     refused = failure is not None and bool(_search([r"recompile[_ ]limit"], failure.fail_reason))
-    seen = set()
-    for reason in node.reasons:
-        d = diagnose_recompile(reason)
-        if d.cause in seen:
-            continue  # one per cause: several cache entries fail the same way
-        seen.add(d.cause)
-        out.append(d)
+    if (cause := node.recompile_cause) is not None:
+        out.append(diagnose_recompile(cause))
     if refused:
         causes = [d.cause for d in out] or ["other"]
         out.insert(0, Diagnosis("recompile", "recompile_limit",
@@ -218,6 +262,9 @@ def diagnose_node(node: CompileNode) -> list[Diagnosis]:
                                 RECOMPILE_FIXES["recompile_limit"]))
     for gb in node.breaks:
         out.append(diagnose_graph_break(gb))
+    for reason in node.restart_reasons:
+        if not is_graph_break_restart(reason):
+            out.append(TENSORIFY_RESTART)
     if failure is not None:
         out.append(diagnose_failure(failure.fail_type, failure.fail_reason))
     return out

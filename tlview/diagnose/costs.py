@@ -11,14 +11,15 @@ from tlview.model.index import Index
 def timeline(index: Index, rank=...) -> list[dict]:
     """Compiles by compile time, longest first."""
     rows = []
-    for (node_rank, _key), compile_ in list(index.compiles.items()):
-        if rank is not ... and node_rank != rank:
+    for (group, _key), compile_ in list(index.compiles.items()):
+        if rank is not ... and group.rank != rank:
             continue
         p = compile_.phases()
         if p["total"] <= 0:
             continue
         head = compile_.attempts[0]
-        rows.append({"id": str(compile_.key), "rank": node_rank, "function": head.function(),
+        rows.append({"id": str(compile_.key), "rank": group.rank, "process": group.pid,
+                     "function": head.function(),
                      "status": compile_.status.word, **{k: round(v, 6) for k, v in p.items()}})
     rows.sort(key=lambda r: -r["total"])
     return rows
@@ -34,7 +35,7 @@ def _sum(values: list) -> float | None:
 def run_summary(index: Index, rank=...) -> dict:
     """The problems of the run ranked by what they cost."""
     rows = timeline(index, rank)
-    time_of = {(r["rank"], r["id"]): r["total"] for r in rows}
+    time_of = {(r["rank"], r["process"], r["id"]): r["total"] for r in rows}
     frames: dict = defaultdict(lambda: {"compiles": 0, "recompiles": 0, "times": [], "recompile_times": [],
                                         "causes": defaultdict(int)})
     breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
@@ -42,10 +43,10 @@ def run_summary(index: Index, rank=...) -> dict:
     for node in index.iter_nodes(rank):
         if node.cid.frame is None:
             continue
-        frame = frames[(node.rank, node.cid.frame_key)]
+        frame = frames[(node.group, node.cid.frame_key)]
         frame.setdefault("function", node.function())
         frame.setdefault("location", node.location())
-        seconds = time_of.get((node.rank, str(node.cid.compile_key)))
+        seconds = time_of.get((node.rank, node.group.pid, str(node.cid.compile_key)))
         if node.cid.attempt == 0:
             frame["compiles"] += 1
             frame["times"].append(seconds)
@@ -56,25 +57,25 @@ def run_summary(index: Index, rank=...) -> dict:
             if d.kind == "recompile" and node.cid.attempt == 0:
                 frame["causes"][d.cause] += 1
             elif d.kind == "graph_break":
-                b = breaks[(node.rank, d.cause, d.why)]
+                b = breaks[(node.group, d.cause, d.why)]
                 b["count"] += 1
                 b["compile_ids"].append(node.id)
                 b["times"].append(seconds)
                 b["fix"] = d.fix
             elif d.kind == "failure":
-                failures.append({"id": node.id, "rank": node.rank, "cause": d.cause, "why": d.why,
-                                 "fix": d.fix})
+                failures.append({"id": node.id, "rank": node.rank, "process": node.group.pid,
+                                 "cause": d.cause, "why": d.why, "fix": d.fix})
     recompiling = [
-        {"rank": r, "frame": f"{fk[1]}" if fk[0] is None else f"!{fk[0]}/{fk[1]}",
+        {"rank": g.rank, "process": g.pid, "frame": f"{fk[1]}" if fk[0] is None else f"!{fk[0]}/{fk[1]}",
          "function": v["function"], "location": v["location"], "compiles": v["compiles"],
          "recompiles": v["recompiles"], "seconds": _sum(v["times"]),
          "recompile_seconds": _sum(v["recompile_times"]), "causes": dict(v["causes"])}
-        for (r, fk), v in frames.items() if v["recompiles"]]
+        for (g, fk), v in frames.items() if v["recompiles"]]
     # ranked by what the recompiles cost (the first compile would be paid anyway)
     recompiling.sort(key=lambda f: (-(f["recompile_seconds"] or 0.0), -f["recompiles"]))
-    repeated = [{"rank": r, "cause": cause, "why": why, "count": v["count"],
+    repeated = [{"rank": g.rank, "process": g.pid, "cause": cause, "why": why, "count": v["count"],
                  "compile_ids": v["compile_ids"], "fix": v["fix"], "seconds": _sum(v["times"])}
-                for (r, cause, why), v in breaks.items()]
+                for (g, cause, why), v in breaks.items()]
     repeated.sort(key=lambda b: (-b["count"], -(b["seconds"] or 0.0)))
     return {
         "total_compile_seconds": _sum([r["total"] for r in rows]),

@@ -28,8 +28,8 @@ def _group_ranks(values: dict) -> list[dict]:
 def divergence(index: Index) -> dict:
     """Empty lists when the ranks agree (or there is one rank)."""
     ranks = [r for r in index.ranks() if r is not None]
-    result = {"ranks": ranks, "compile_ids": [], "recompile_counts": [], "cache_patterns": [],
-              "collective_schedules": []}
+    result = {"ranks": ranks, "compile_ids": [], "functions": [], "recompile_counts": [],
+              "cache_patterns": [], "collective_schedules": []}
     if len(ranks) < 2:
         return result
     nodes = [n for n in index.iter_nodes() if n.rank in ranks and n.cid.frame is not None]
@@ -40,6 +40,14 @@ def divergence(index: Index) -> dict:
         if where != set(ranks):
             result["compile_ids"].append({"id": cid, "ranks": sorted(where),
                                           "missing_on": sorted(set(ranks) - where)})
+    # one compile id, different code on different ranks: their compiles are not the same thing
+    functions: dict[str, dict] = defaultdict(dict)
+    for node in nodes:
+        if node.cid.attempt == 0 and (function := node.function()):
+            functions[node.id][node.rank] = function
+    for cid, per_rank in functions.items():
+        if len(set(per_rank.values())) > 1:
+            result["functions"].append({"id": cid, "groups": _group_ranks(per_rank)})
     recompiles = {r: sum(1 for n in nodes if n.rank == r and n.cid.is_recompile and n.cid.attempt == 0)
                   for r in ranks}
     if len(set(recompiles.values())) > 1:
@@ -80,6 +88,9 @@ def describe(div: dict) -> list[str]:
     for entry in div["compile_ids"]:
         lines.append(f"compile id [{entry['id']}] only on rank(s) {_ranks(entry['ranks'])} "
                      f"(not on {_ranks(entry['missing_on'])})")
+    for entry in div["functions"]:
+        parts = "; ".join(f"{g['value']} on rank(s) {_ranks(g['ranks'])}" for g in entry["groups"])
+        lines.append(f"compile id [{entry['id']}] is different code on different ranks: {parts}")
     if div["recompile_counts"]:
         parts = "; ".join(f"{g['value']} on rank(s) {_ranks(g['ranks'])}" for g in div["recompile_counts"])
         lines.append(f"recompile counts differ: {parts}")

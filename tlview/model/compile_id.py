@@ -63,6 +63,9 @@ class CompileId(NamedTuple):
         return text
 
 
+# Records of no compile id (export's, the torch version): tlparse writes them `-/-`.
+OUTSIDE = CompileId(None, None, None, 0)
+
 _CID_RE = re.compile(
     r"^(?:!(?P<ca>\d+)(?:/|$))?(?:(?P<frame>\d+|-)/(?P<fcid>\d+|-))?(?:_(?P<attempt>\d+))?$"
 )

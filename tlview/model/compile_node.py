@@ -13,8 +13,15 @@ from typing import Any
 
 from tlview.model.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
 from tlview.model.compile_id import CompileId
+from tlview.model.group import Group
 from tlview.model.kinds import Role
-from tlview.model.reasons import Failure, GraphBreak, RecompileReason, parse_recompile_reasons
+from tlview.model.reasons import (
+    Failure,
+    GraphBreak,
+    RecompileReason,
+    is_graph_break_restart,
+    parse_recompile_reasons,
+)
 from tlview.model.status import Status
 
 
@@ -43,12 +50,13 @@ class TextEvidence:
 
 @dataclass(eq=False)
 class CompileNode:
-    """One compile id (`0/0`, `0/0_1`) of one rank."""
+    """One compile id (`0/0`, `0/0_1`) of one rank or process."""
 
-    rank: int | None
+    group: Group
     cid: CompileId
     seq: int  # order of first appearance in the index
     compile: "Compile | None" = None
+    source: Any = None  # the file it came from (a trace's, else a text log's)
     frame: dict | None = None  # the compiled frame (dynamo_start's last), its file a string id
     start: tuple[Any, int] | None = None  # (source, record) of dynamo_start: the whole stack
     artifacts: list[Artifact] = field(default_factory=list)
@@ -67,6 +75,19 @@ class CompileNode:
     @property
     def id(self) -> str:
         return str(self.cid)
+
+    @property
+    def rank(self) -> int | None:
+        return self.group.rank
+
+    @property
+    def is_outside(self) -> bool:
+        """This node holds a group's records of no compile id (export's, `-/-`), not a compile."""
+        return self.cid.frame is None and self.cid.autograd is None
+
+    def outside_items(self) -> list:
+        """What a node of records of no compile id has to show (the torch version aside)."""
+        return [a for a in self.artifacts if a.kind.role not in (Role.VERSION, Role.STRING)] + self.dynamic
 
     # ---- where ---------------------------------------------------------------------------------
 
@@ -114,6 +135,13 @@ class CompileNode:
         return parse_recompile_reasons(reason) if isinstance(reason, str) and reason else []
 
     @property
+    def recompile_cause(self) -> RecompileReason | None:
+        """The guard that failed against the latest compile of the frame: the cause. Torch lists
+        one failure per cached entry; those of older entries are context."""
+        return max(self.reasons, key=lambda r: (r.failed_id.frame_compile or 0) if r.failed_id else -1,
+                   default=None)
+
+    @property
     def restart_reasons(self) -> list[str]:
         """Why this attempt restarted analysis (its metrics, else the text)."""
         if self.metrics is not None:
@@ -136,7 +164,7 @@ class CompileNode:
     @property
     def has_graph_break(self) -> bool:
         """A graph break was logged under this id, or it restarted after one."""
-        return bool(self.breaks or self.restart_reasons)
+        return bool(self.breaks) or any(is_graph_break_restart(r) for r in self.restart_reasons)
 
     @property
     def is_recompile(self) -> bool:
@@ -161,7 +189,7 @@ class Frame:
     """One code object Dynamo compiled (a frame id) and its compiles. The function and place are
     the frame's: what the text says of one compile names them all."""
 
-    rank: int | None
+    group: Group
     key: tuple  # (compiled autograd id, frame id)
     compiles: list["Compile"] = field(default_factory=list)
     function: str | None = None  # from TORCH_LOGS text, for compiles that do not say it themselves
@@ -183,7 +211,7 @@ class Frame:
 class Compile:
     """The attempts of one compile (`0/0` and its restart `0/0_1`): status comes from here."""
 
-    rank: int | None
+    group: Group
     key: CompileId  # attempt 0
     attempts: list[CompileNode] = field(default_factory=list)
     frame: Frame | None = None
@@ -191,6 +219,19 @@ class Compile:
     @property
     def head(self) -> CompileNode:
         return self.attempts[0]
+
+    @property
+    def rank(self) -> int | None:
+        return self.group.rank
+
+    @property
+    def is_outside(self) -> bool:
+        """This node holds a group's records of no compile id (export's, `-/-`), not a compile."""
+        return self.cid.frame is None and self.cid.autograd is None
+
+    def outside_items(self) -> list:
+        """What a node of records of no compile id has to show (the torch version aside)."""
+        return [a for a in self.artifacts if a.kind.role not in (Role.VERSION, Role.STRING)] + self.dynamic
 
     @property
     def final_metrics(self) -> dict | None:
@@ -214,8 +255,9 @@ class Compile:
             return Status.ERROR
         if not metrics.get("graph_op_count"):  # null counts as 0, as in tlparse
             return Status.EMPTY
-        if metrics.get("restart_reasons"):
-            return Status.BREAK
+        reasons = metrics.get("restart_reasons")
+        if reasons:
+            return Status.BREAK if any(is_graph_break_restart(str(r)) for r in reasons) else Status.RESTART
         return Status.OK
 
     def _status_from_text(self) -> Status:
@@ -231,6 +273,9 @@ class Compile:
         if not (guarded or traced or any(e.compiled or e.graph_compiled for e in evidence)):
             return Status.MISSING  # no sign that it finished
         if len(self.attempts) > 1 or any(e.restarts for e in evidence):
+            restarts = [r for e in evidence for r in e.restarts]
+            if restarts and not any(is_graph_break_restart(r) for r in restarts):
+                return Status.RESTART  # e.g. a float made a tensor, then specialized
             return Status.BREAK  # analysis restarted after a graph break
         return Status.OK
 

@@ -12,6 +12,7 @@ import re
 import orjson
 
 from tlview.model.artifacts import Artifact, DynamicEvent
+from tlview.model.group import Group
 from tlview.model.kinds import Record, Role
 from tlview.model.reasons import (
     RECOMPILE_LIMIT,
@@ -217,7 +218,7 @@ def on_dynamo_text(index: "Index", record: Record) -> None:
     if (gave_up := wont_convert(first)) is not None:
         on_wont_convert(index, record, *gave_up)
         return
-    if (m := _NO_OPS.match(first)) and (node := index.latest_compile_of(record.text.rank, m.group("fn"))):
+    if (m := _NO_OPS.match(first)) and (node := index.latest_compile_of(_group(record), m.group("fn"))):
         record.node = node
         node.text.no_ops = True
         if node.text.silent_failure:  # it did not fail: it had nothing to compile
@@ -268,19 +269,23 @@ def on_compile_ended(node) -> None:
     node.text.failure, node.text.silent_failure = failure, True
 
 
+def _group(record: Record) -> Group:
+    return Group.of(record.text.rank, record.text.pid)
+
+
 def on_wont_convert(index: "Index", record: Record, function: str, location: str) -> None:
     """"WON'T CONVERT f x.py line 12" and the exception: Dynamo gave up on a compile. It belongs
     to the latest compile of that function in that rank (or to a compile the text never tagged,
     when it failed before logging anything)."""
     # A tag on these lines is the compile under way (Dynamo refusing a generator frame that runs
     # inside it): the owner is the compile of the function the line names.
-    rank = record.text.rank
-    node = index.latest_compile_of(rank, function)
+    group = _group(record)
+    node = index.latest_compile_of(group, function)
     if node is None:
         record.node = None
         if not any(_IN_COMPILE.search(line) for line in record.text.lines):
             return  # refused before a compile began (e.g. a generator): no compile id, as in a trace
-        node = index.infer_compile(rank, function, location)
+        node = index.infer_compile(group, function, location, record.source)
     record.node = node
     index.name_frame(node, function, location, DECORATOR)
     node.text.failure = failure_in(record.text.lines) or Failure("", record.text.lines[0])

@@ -15,8 +15,9 @@ from bisect import bisect_right
 from typing import Iterator
 
 from tlview.model.artifacts import Artifact, TextRecord
-from tlview.model.compile_id import CompileId
+from tlview.model.compile_id import OUTSIDE, CompileId
 from tlview.model.compile_node import Compile, CompileNode, Frame
+from tlview.model.group import Group
 from tlview.model import handlers as H
 from tlview.model.kinds import Reads, Record
 from tlview.model.problems import Problem
@@ -38,11 +39,10 @@ class Index:
     def __init__(self, verify_md5: bool = False) -> None:
         self.verify_md5 = verify_md5
         self.sources: list[Source] = []
-        self.nodes: dict[tuple[int | None, CompileId], CompileNode] = {}
-        self.compiles: dict[tuple[int | None, CompileId], Compile] = {}
-        self.frames: dict[tuple[int | None, tuple], Frame] = {}
+        self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
+        self.compiles: dict[tuple[Group, CompileId], Compile] = {}
+        self.frames: dict[tuple[Group, tuple], Frame] = {}
         self.problems: list[Problem] = []
-        self.unattached: list[Artifact] = []  # records with no compile id (torch_version, ...)
         self.unknown_kinds: dict[str, int] = {}
         self.cache_events: dict[str, int] = {}
         self.notes: list[str] = []
@@ -52,8 +52,9 @@ class Index:
         self._context_nodes: list[CompileNode | None] = []
         self._context_codes: dict[tuple, int] = {}
         self._recompiled_by: dict[tuple, list[CompileNode]] = {}
-        self._frames_by_function: dict[tuple, Frame] = {}  # (rank, function) -> its latest frame
+        self._frames_by_function: dict[tuple, Frame] = {}  # (group, function) -> its latest frame
         self.untagged: list[TextRecord] = []  # TORCH_LOGS records of no compile id, for the Log pane
+        self.outside: dict[Group, CompileNode] = {}  # per group, its trace records of no compile id
         self._changed: set[Compile] = set()
         self._paths: set[str] = set()
         self.has_traces = False  # a trace file is among the sources (its records win over text)
@@ -116,19 +117,19 @@ class Index:
     # ---- the sink the readers call -------------------------------------------------------------
 
     def context_code(self, source, rank: int | None, fields: tuple) -> int:
-        return self.code_for(rank, CompileId.from_fields(*fields))
+        return self.code_for(Group.of(rank, source.pid), CompileId.from_fields(*fields), source)
 
-    def code_for(self, rank: int | None, cid: CompileId | None) -> int:
-        key = (rank, cid)
+    def code_for(self, group: Group, cid: CompileId | None, source=None) -> int:
+        key = (group, cid)
         code = self._context_codes.get(key)
         if code is None:
             code = len(self._contexts)
             self._context_codes[key] = code
             self._contexts.append(key)
-            self._context_nodes.append(self._node(rank, cid, in_trace=True) if cid else None)
+            self._context_nodes.append(self._node(group, cid, True, source) if cid else None)
         return code
 
-    def context_of(self, code: int) -> tuple[int | None, CompileId | None]:
+    def context_of(self, code: int) -> tuple[Group, CompileId | None]:
         return self._contexts[code]
 
     def on_record(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
@@ -152,12 +153,13 @@ class Index:
             name = info.get("name") if isinstance(info, dict) else None
             name = name if isinstance(name, str) else "artifact"
             record_kind = KINDS.artifact(name)
-        return Record(source, rec, record_kind, name, self._context_nodes[ctx], meta)
+        node = self._context_nodes[ctx] or self._outside_node(self._contexts[ctx][0], source)
+        return Record(source, rec, record_kind, name, node, meta)
 
     def on_text_record(self, log: TextLog, text: TextLines) -> None:
         node = None
         if text.cid is not None and (cid := CompileId.parse(text.cid)) is not None:
-            node = self._node(text.rank, cid, in_trace=False)
+            node = self._node(Group.of(text.rank, text.pid), cid, False, log)
         kind = KINDS.text_kind(text.channel)
         record = Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text)
         self._handle(record)  # a handler may find the node of an untagged record (WON'T CONVERT)
@@ -178,6 +180,13 @@ class Index:
     def on_problem(self, source, offset: int, kind: str, message: str) -> None:
         self.add_problem(source, offset, kind, message)
 
+    def process_string(self, source: TraceFile, idx: int) -> str | None:
+        for other in self.sources:
+            if other is not source and isinstance(other, TraceFile) and other.pid == source.pid:
+                if (name := other.strings.get(idx)) is not None:
+                    return name
+        return None
+
     def add_problem(self, source, offset: int, kind: str, message: str) -> None:
         node = None
         if isinstance(source, TraceFile) and source.offsets:
@@ -192,11 +201,8 @@ class Index:
 
     # ---- what handlers call --------------------------------------------------------------------
 
-    def attach(self, node: CompileNode | None, artifact: Artifact) -> None:
-        if node is not None:
-            node.artifacts.append(artifact)
-        else:
-            self.unattached.append(artifact)
+    def attach(self, node: CompileNode, artifact: Artifact) -> None:
+        node.artifacts.append(artifact)
 
     def count_cache_event(self, name: str) -> None:
         self.cache_events[name] = self.cache_events.get(name, 0) + 1
@@ -208,36 +214,36 @@ class Index:
         """Remember which compiles each reason names, for `recompiled_by`."""
         for reason in node.reasons:
             if reason.failed_id is not None:
-                later = self._recompiled_by.setdefault((node.rank, reason.failed_id), [])
+                later = self._recompiled_by.setdefault((node.group, reason.failed_id), [])
                 if node not in later:
                     later.append(node)
-                    target = self.nodes.get((node.rank, reason.failed_id))
+                    target = self.nodes.get((node.group, reason.failed_id))
                     if target is not None:
                         self._changed.add(target.compile)
 
     # ---- nodes ---------------------------------------------------------------------------------
 
-    def _node(self, rank: int | None, cid: CompileId, in_trace: bool) -> CompileNode:
-        key = (rank, cid)
+    def _node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
+        key = (group, cid)
         node = self.nodes.get(key)
         if node is None:
             # Built whole before it is published: the UI thread reads these dicts meanwhile.
-            node = CompileNode(rank, cid, len(self.nodes), in_trace=in_trace)
-            ckey = (rank, cid.compile_key)
+            node = CompileNode(group, cid, len(self.nodes), in_trace=in_trace, source=source)
+            ckey = (group, cid.compile_key)
             compile_ = self.compiles.get(ckey)
             if compile_ is None:
-                frame = self.frames.get((rank, cid.frame_key)) or Frame(rank, cid.frame_key)
-                compile_ = Compile(rank, cid.compile_key, frame=frame)
+                frame = self.frames.get((group, cid.frame_key)) or Frame(group, cid.frame_key)
+                compile_ = Compile(group, cid.compile_key, frame=frame)
             node.compile = compile_
             compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
             if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
                 compile_.frame.compiles.append(compile_)
-                self.frames.setdefault((rank, cid.frame_key), compile_.frame)
+                self.frames.setdefault((group, cid.frame_key), compile_.frame)
             self.nodes[key] = node
             self._changed.add(compile_)
         elif in_trace and not node.in_trace:
-            node.in_trace = True
+            node.in_trace, node.source = True, source or node.source  # the trace's file names it
             self._changed.add(node.compile)
         return node
 
@@ -245,19 +251,19 @@ class Index:
         """What a text line says a compile's function is names its frame (and so all its compiles)."""
         frame = node.compile.frame
         if frame.name(function, location, certainty):
-            self._frames_by_function[(node.rank, function)] = frame
+            self._frames_by_function[(node.group, function)] = frame
             self._changed.update(frame.compiles)
 
-    def latest_compile_of(self, rank: int | None, function: str) -> CompileNode | None:
+    def latest_compile_of(self, group: Group, function: str) -> CompileNode | None:
         """The newest compile id of a function (the frame a text line named last)."""
-        frame = self._frames_by_function.get((rank, function))
+        frame = self._frames_by_function.get((group, function))
         return frame.latest() if frame is not None else None
 
-    def infer_compile(self, rank: int | None, function: str, location: str | None) -> CompileNode:
+    def infer_compile(self, group: Group, function: str, location: str | None, source=None) -> CompileNode:
         """A compile the text tells of but never tagged (it failed before logging anything): a
         new frame takes the next frame id, as torch numbers them."""
-        frames = [key[1] for (r, key) in list(self.frames) if r == rank and key[0] is None and key[1] is not None]
-        node = self._node(rank, CompileId(None, max(frames, default=-1) + 1, 0, 0), in_trace=False)
+        frames = [key[1] for (g, key) in list(self.frames) if g == group and key[0] is None and key[1] is not None]
+        node = self._node(group, CompileId(None, max(frames, default=-1) + 1, 0, 0), False, source)
         node.text.inferred_id = True
         self.name_frame(node, function, location, 1)
         return node
@@ -265,34 +271,62 @@ class Index:
     def latest_node(self) -> CompileNode | None:
         return max(list(self.nodes.values()), key=lambda n: n.seq, default=None)
 
-    def node_for(self, rank: int | None, cid: CompileId) -> CompileNode:
-        """The node of (rank, cid) from a trace, made if new."""
-        return self._node(rank, cid, in_trace=True)
+    def _outside_node(self, group: Group, source=None) -> CompileNode:
+        """The node of a group's records of no compile id (not a compile: not in `nodes`)."""
+        node = self.outside.get(group)
+        if node is None:
+            node = CompileNode(group, OUTSIDE, -1, in_trace=True, source=source)
+            node.compile = Compile(group, OUTSIDE, [node])
+            self.outside[group] = node
+            self._changed.add(node.compile)
+        return node
 
-    def node(self, rank: int | None, cid: CompileId | str) -> CompileNode | None:
+    def node(self, rank: int | None, cid: CompileId | str, pid: int | None = None) -> CompileNode | None:
+        """The node of a compile id of a rank (or, with no rank, of a process: the first one when
+        no pid is given)."""
         if isinstance(cid, str):
             cid = CompileId.parse(cid)
-        return self.nodes.get((rank, cid))
+        if rank is not None or pid is not None:
+            return self.nodes.get((Group.of(rank, pid), cid))
+        return next((n for (g, c), n in list(self.nodes.items()) if c == cid and g.rank is None), None)
 
     def ranks(self) -> list[int | None]:
-        return sorted({rank for rank, _ in list(self.nodes)}, key=lambda r: -1 if r is None else r)
+        return sorted({g.rank for g, _ in list(self.nodes)}, key=lambda r: -1 if r is None else r)
+
+    def groups(self) -> list[Group]:
+        """Ranks in order, then processes with no rank, newest first."""
+        return sorted({g for g, _ in list(self.nodes)}, key=lambda g: g.order(self.started(g)))
+
+    def started(self, group: Group) -> str:
+        """When a process's first record was written ("MMDD HH:MM:SS.ffffff"), as its files say."""
+        times = [s.started if isinstance(s, TraceFile) else s.started.get(group.pid, "")
+                 for s in self.sources if group.pid is not None and group.pid in self._pids_of(s)]
+        return min((t for t in times if t), default="")
+
+    def group_label(self, group: Group) -> str:
+        files = tuple(s.path for s in self.sources if isinstance(s, TraceFile) and s.pid == group.pid)
+        return group.label(self.started(group), files)
+
+    @staticmethod
+    def _pids_of(source) -> set:
+        return {source.pid} if isinstance(source, TraceFile) else source.pids
 
     def iter_nodes(self, rank=...) -> Iterator[CompileNode]:
         """Compile nodes in order of first appearance, optionally of one rank."""
         # A snapshot (one C-level copy under the GIL): the indexing thread may add nodes meanwhile.
-        for (node_rank, _), node in list(self.nodes.items()):
-            if rank is ... or node_rank == rank:
+        for (group, _), node in list(self.nodes.items()):
+            if rank is ... or group.rank == rank:
                 yield node
 
     def failed_guard_target(self, node: CompileNode, reason) -> CompileNode | None:
         """The compile node whose guard failed, named by a recompile reason."""
         if reason.failed_id is None:
             return None
-        return self.nodes.get((node.rank, reason.failed_id))
+        return self.nodes.get((node.group, reason.failed_id))
 
     def recompiled_by(self, node: CompileNode) -> list[CompileNode]:
         """The later compiles that recompiled because a guard of `node` failed."""
-        return list(self._recompiled_by.get((node.rank, node.cid), ()))
+        return list(self._recompiled_by.get((node.group, node.cid), ()))
 
     def take_changes(self) -> set[Compile]:
         """The compiles that changed since the last call (new ones included)."""
@@ -317,7 +351,8 @@ class Index:
                 continue
             source, rec = node.start
             idx = node.frame.get("filename")
-            if isinstance(idx, int) and idx not in source.strings and (id(source), idx) not in seen:
+            if (isinstance(idx, int) and idx not in source.strings and (id(source), idx) not in seen
+                    and self.process_string(source, idx) is None):
                 seen.add((id(source), idx))
                 self.add_problem(source, source.offsets[rec], "unknown string",
                                  f"string-table id {idx} is never defined (shown as unknown)")
@@ -326,34 +361,30 @@ class Index:
 
     def export_part(self, source: TraceFile) -> dict:
         """What this index (of one byte range of `source`) holds, as plain data to send."""
-        for node in self.nodes.values():
-            node.compile = None
+        for node in [*self.nodes.values(), *self.outside.values()]:
+            node.compile = node.source = None
             node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
             if node.start is not None:
                 node.start = (None, node.start[1])
             for item in node.artifacts + node.graph_breaks + node.dynamic:
                 item.source = None
-        for item in self.unattached:
-            item.source = None
         return {
             "file": source.export_part(), "contexts": self._contexts,
-            "nodes": list(self.nodes.values()),
+            "nodes": list(self.nodes.values()), "outside": list(self.outside.values()),
             "problems": [(p.offset, p.kind, p.message) for p in self.problems],
-            "unattached": self.unattached, "unknown_kinds": self.unknown_kinds,
+            "unknown_kinds": self.unknown_kinds,
             "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
         }
 
     def merge_part(self, source: TraceFile, part: dict) -> None:
         """Append a part of `source` indexed in another process, in file order."""
         with self.lock:
-            context_map = [self.code_for(rank, cid) for rank, cid in part["contexts"]]
+            context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
             base = source.absorb_part(part["file"], context_map)
             for later in part["nodes"]:
-                self._merge_node(self.node_for(later.rank, later.cid), later, source, base)
-            for item in part["unattached"]:
-                item.source, item.rec = source, item.rec + base
-                item.kind = KINDS.named(item.kind.name)
-                self.unattached.append(item)
+                self._merge_node(self._node(later.group, later.cid, True, source), later, source, base)
+            for later in part["outside"]:
+                self._merge_node(self._outside_node(later.group, source), later, source, base)
             for offset, kind, message in part["problems"]:
                 self.add_problem(source, offset, kind, message)
             for kind, count in part["unknown_kinds"].items():

@@ -139,11 +139,11 @@ class LiveEvents:
         new_ids = 0
         for compile_ in sorted((c for c in compiles if c.attempts), key=lambda c: c.head.seq):
             for node in compile_.attempts:
-                key = (node.rank, node.cid)
+                key = (node.group, node.cid)
                 if key not in self._seen:
                     self._seen.add(key)
                     new_ids += 1
-            told = self._told.setdefault((compile_.rank, compile_.key), set())
+            told = self._told.setdefault((compile_.group, compile_.key), set())
             fresh = [what for what in news_of(compile_) if what not in told]
             told.update(fresh)
             if fresh and tell:

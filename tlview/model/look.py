@@ -15,7 +15,7 @@ from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.
-CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "failure": "red"}
+CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red"}
 PHASE_STYLE = dict(zip(PHASES, ("blue", "magenta", "green", "yellow", "cyan")))
 BAR_WIDTH = 40
 
@@ -23,6 +23,17 @@ BAR_WIDTH = 40
 def status_text(status: Status) -> Text:
     """`✗ error`, in the status's colour."""
     return Text(status.label, style=status.style)
+
+
+def whose(rank=None, process=None) -> str:
+    """`rank 1`, `process 11055`, or "" (one process, no rank)."""
+    return f"rank {rank}" if rank is not None else (f"process {process}" if process is not None else "")
+
+
+def ref(cid: str, rank=None, process=None) -> str:
+    """A compile id as a line names it: `[0/1]`, with its rank or process in a run of several
+    (`[0/1] rank 1`): compile ids of different ranks are unrelated."""
+    return f"[{cid}] {whose(rank, process)}".rstrip()
 
 
 def seconds(value: float | None) -> str:
@@ -38,9 +49,13 @@ def short_path(location: str) -> str:
 def entry_text(entry: TreeEntry) -> Text:
     """A tree entry's label: `✗ [3/4]  error  ↻4  ✂1  G13  ⚠2` (symbol and word: readable
     without colour); a frame or rank with how many compile ids it holds."""
-    if entry.kind in ("frame", "rank"):
+    if entry.kind in ("frame", "group"):
         label = Text(visible(entry.title), style="bold")
         label.append(f"  {entry.compile_ids} id{'s' if entry.compile_ids != 1 else ''}", style="dim")
+        return label
+    if entry.kind == "outside":
+        label = Text(visible(entry.title), style="bold magenta")
+        label.append(f"  {len(entry.node.outside_items())} records", style="dim")
         return label
     status = entry.status or Status.MISSING
     label = Text(f"{status.symbol} {entry.title}", style=status.style)
@@ -68,9 +83,10 @@ def badges_of(entry: TreeEntry) -> list[str]:
     return badges
 
 
-def timeline_bar(row: dict, longest: float) -> Text:
+def timeline_bar(row: dict, longest: float, grouped: bool = False) -> Text:
     """`[3/1] 10.2 s ████▓▓▓▒▒ ` — one block per phase, scaled to the longest compile."""
-    text = Text(f"  [{row['id']}]".ljust(12))
+    label = ref(row["id"], row["rank"], row["process"]) if grouped else ref(row["id"])
+    text = Text(f"  {label}".ljust(22 if grouped else 12))
     text.append(f"{row['total']:7.2f} s ")
     for phase, style in PHASE_STYLE.items():
         cells = round(row[phase] / longest * BAR_WIDTH) if longest else 0

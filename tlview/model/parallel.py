@@ -25,10 +25,12 @@ def can_fork() -> bool:
 
 
 def index_range(path: str, start: int, end: int | None, verify_md5: bool,
-                rank_from_name: int | None) -> dict:
-    """Index [start, end) of a trace file (start at an envelope line) into a part to merge."""
+                rank_from_name: int | None, process: tuple[int | None, str]) -> dict:
+    """Index [start, end) of a trace file (start at an envelope line) into a part to merge;
+    `process` is the file's (pid, start time), from its first envelope."""
     index = Index(verify_md5=verify_md5)
     source = TraceFile(path, index, verify_md5=verify_md5, rank_from_name=rank_from_name)
+    source.pid, source.started = process
     index.sources.append(source)
     source.scanned_to = start
     gc.disable()  # a short-lived process that frees nothing
@@ -38,7 +40,8 @@ def index_range(path: str, start: int, end: int | None, verify_md5: bool,
 
 
 def _index_second_half(source: TraceFile, split: int) -> dict:
-    return index_range(source.path, split, None, source.verify_md5, source.rank_from_name)
+    return index_range(source.path, split, None, source.verify_md5, source.rank_from_name,
+                       (source.pid, source.started))
 
 
 def next_envelope(source: TraceFile, at: int) -> int | None:
@@ -58,6 +61,7 @@ def index_split(index: Index, source: TraceFile) -> None:
     """Index `source` (not read yet) with a forked child for its second half."""
     # the child also pickles its part: give it a little less
     split = next_envelope(source, source.size * 9 // 20)
+    source.peek_process()
     if split is None:
         return
     read_fd, write_fd = os.pipe()
@@ -98,6 +102,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     """Index a file not read yet: the first range here (the first screen comes from it), the
     rest in a process pool."""
     start = next_envelope(source, first)
+    source.peek_process()
     index.feed(source, limit=start)
     progress()
     if start is None:
@@ -114,7 +119,8 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     with _stdio_with_file_descriptors():
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
         futures = [pool.submit(index_range, source.path, a, b, source.verify_md5,
-                               source.rank_from_name) for a, b in zip(starts, ends)]
+                               source.rank_from_name, (source.pid, source.started))
+                   for a, b in zip(starts, ends)]
     with pool:
         for start, future in zip(starts, futures):
             if cancelled():

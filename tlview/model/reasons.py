@@ -88,6 +88,38 @@ class GraphBreak:
     def load(self):
         return self.source.load_payload(self.rec)
 
+    def user_frame(self) -> tuple[str, str] | None:
+        """(file:line, code) of the innermost frame of the user's own code in the traceback: where
+        the user called what broke (a break inside `logging` happens in the standard library)."""
+        found = None
+        for i, line in enumerate(self.user_stack):
+            if (m := _FRAME.match(line)) and not is_library_path(m.group("path")):
+                code = self.user_stack[i + 1].strip() if i + 1 < len(self.user_stack) else ""
+                found = (f"{m.group('path')}:{m.group('line')}", code)
+        return found
+
+    @property
+    def where(self) -> str | None:
+        """Where to look: the break's place, or the user's line when it broke inside a library."""
+        if self.location and is_library_path(self.location) and (frame := self.user_frame()):
+            return frame[0]
+        return self.location
+
+
+_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>.+)$')
+
+
+def is_library_path(path: str) -> bool:
+    """Python's standard library, an installed package, or frozen/generated code: not the user's."""
+    return "/site-packages/" in path or "/dist-packages/" in path or path.startswith("<") or \
+        bool(re.search(r"/lib/python3\.\d+/(?!site-packages)", path))
+
+
+def is_graph_break_restart(reason: str) -> bool:
+    """A restart of analysis after a graph break (most are), not TensorifyScalarRestartAnalysis
+    (a float made a tensor, then specialized)."""
+    return "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason
+
 
 _GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")
 

@@ -82,6 +82,7 @@ KINDS = Registry(
         _graph("graph_dump", "graph dump", 17, METADATA, role=Role.CODE),
         _graph("dump_file", "dumped file", 18, METADATA, role=Role.CODE),
         _graph("exported_program", "exported program", 19, METADATA, role=Role.EXPORT),
+        _graph("export", "export started", 20, METADATA, role=Role.EXPORT, language=None),
         _graph("link", "link", 1000, METADATA, role=Role.ARTIFACT, language=None),
         RecordKind("dynamo_cpp_guards_str", Role.GUARDS, "guards", H.on_artifact, PLACE,
                    text_names=("guards",)),

@@ -18,6 +18,7 @@ class Status(Enum):
     COMPILING = ("compiling", "…", 2, "cyan", "live, no metrics yet")
     MISSING = ("missing", "?", 2, "magenta", "no metrics")
     BREAK = ("break", "◐", 3, "yellow", "restarted after a graph break")
+    RESTART = ("restart", "◑", 3, "yellow", "restarted, not for a graph break")
     ERROR = ("error", "✗", 4, "bold red", "failed")
 
     def __init__(self, word: str, symbol: str, severity: int, style: str, meaning: str) -> None:

@@ -28,9 +28,10 @@ def totals(index, rank=...) -> Totals:
     t = Totals()
     nodes = [n for n in index.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
     t.compile_ids = len(nodes)
-    t.frames = len({(n.rank, n.cid.frame) for n in nodes if n.cid.frame is not None})
-    compiles = {(n.rank, n.cid.compile_key): n.compile for n in nodes}
-    t.compiles = len(compiles)
+    t.frames = len({(n.group, n.cid.frame) for n in nodes if n.cid.frame is not None})
+    compiles = {(n.group, n.cid.compile_key): n.compile for n in nodes}
+    # a compiled-autograd capture with no frame (`!0/-/-`) is not a compile
+    t.compiles = sum(1 for _, key in compiles if key.frame is not None)
     t.recompiles = sum(1 for _, key in compiles if key.is_recompile)
     for node in nodes:
         t.graph_breaks += len(node.breaks)

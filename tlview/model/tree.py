@@ -1,4 +1,5 @@
-"""The frame tree as the UI shows it: ranks > frames > compiles > attempts, filtered.
+"""The frame tree as the UI shows it: groups (ranks, or processes with no rank) > frames >
+compiles > attempts, filtered.
 
 Built once from the index, then kept up to date from the index's journal of changed compiles
 (`apply`): the cost of an update follows what changed, not the size of the tree. Each update says
@@ -13,14 +14,16 @@ from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.filters import Filter
+from tlview.model.group import Group
+from tlview.model.kinds import Role
 from tlview.model.status import Status
 
 
 @dataclass(eq=False)
 class TreeEntry:
-    key: tuple  # stable: ("rank", r), ("frame", r, frame key), ("cid", r, compile id)
-    kind: str  # rank, frame, compile, attempt
-    rank: int | None
+    key: tuple  # stable: ("group", g), ("frame", g, frame key), ("cid", g, compile id)
+    kind: str  # group, outside (records of no compile id), frame, compile, attempt
+    group: Group
     order: tuple  # where it goes among its siblings
     node: CompileNode | None = None
     compile: Compile | None = None
@@ -29,12 +32,19 @@ class TreeEntry:
     children: list["TreeEntry"] = field(default_factory=list)
     compile_ids: int = 0  # compile ids at or below this entry (shown)
     frame_compiles: list[Compile] = field(default_factory=list)  # a frame's compiles, shown or not
+    label: str = ""  # a group's: `rank 3`, or `process 11055 · its file · its start`
+
+    @property
+    def rank(self) -> int | None:
+        return self.group.rank
 
     @property
     def title(self) -> str:
-        """What a frame or rank entry is called; a compile id's own id."""
-        if self.kind == "rank":
-            return f"rank {self.rank}"
+        """What a frame or group entry is called; a compile id's own id."""
+        if self.kind == "group":
+            return self.label
+        if self.kind == "outside":
+            return outside_title(self.node)
         if self.kind == "frame":
             return frame_title(self)
         return f"[{self.node.id}]"
@@ -65,6 +75,12 @@ JUMPS: dict[str, Callable[[TreeEntry], bool]] = {
     "recompile": lambda e: e.shows_recompile,
     "error": lambda e: e.shows_failure,
 }
+
+
+def outside_title(node: CompileNode) -> str:
+    """What a group's records of no compile id are: export's, or just loose ones."""
+    exported = any(a.kind.role is Role.EXPORT for a in node.artifacts)
+    return ("export" if exported else "records of no compile id") + f"  [{node.id}]"
 
 
 def frame_title(entry: TreeEntry) -> str:
@@ -107,11 +123,12 @@ class TreeModel:
         self.roots: list[TreeEntry] = []
         self.by_key: dict[tuple, TreeEntry] = {}
         self.shown = 0
-        self._newest: dict = {}  # rank -> its newest node (live)
+        self._newest: dict = {}  # group -> its newest node (live)
         self._entries: list[TreeEntry] | None = None
-        self.multi_rank = len([r for r in self.index.ranks()]) > 1
+        self.grouped = len(self.index.groups()) > 1  # groups at the top level
         # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
         compiles = [c for frame in list(self.index.frames.values()) for c in list(frame.compiles)]
+        compiles += [n.compile for n in list(self.index.outside.values())]
         compiles.sort(key=lambda c: c.head.seq)
         self.apply(compiles, building=True)
 
@@ -124,18 +141,18 @@ class TreeModel:
     def apply(self, compiles: Iterable[Compile], building: bool = False) -> TreeDelta:
         """Bring the entries of these compiles (new or changed) up to date."""
         delta = TreeDelta(rebuilt=building)
-        if not building and not self.multi_rank and len(self.index.ranks()) > 1:
-            self.rebuild()  # a second rank: ranks become the top level
+        if not building and not self.grouped and len(self.index.groups()) > 1:
+            self.rebuild()  # a second rank or process: groups become the top level
             return TreeDelta(rebuilt=True)
         todo = {id(c): c for c in compiles if c.attempts}
         if self.live:
-            for compile_ in list(todo.values()):
+            for compile_ in [c for c in todo.values() if not c.head.is_outside]:
                 for older in self._note_newest(compile_):
                     todo.setdefault(id(older), older)
         touched: dict[int, TreeEntry] = {}
         for compile_ in sorted(todo.values(), key=lambda c: c.head.seq):
             self._apply_one(compile_, delta, touched)
-        # Counts and statuses follow the children: frames first, then their ranks, once each.
+        # Counts and statuses follow the children: frames first, then their groups, once each.
         while touched:
             parents: dict[int, TreeEntry] = {}
             for entry in touched.values():
@@ -150,28 +167,31 @@ class TreeModel:
         return delta
 
     def _note_newest(self, compile_: Compile) -> list[Compile]:
-        """Track the newest compile per rank; return the one it replaced (its status changes)."""
+        """Track the newest compile per group; return the one it replaced (its status changes)."""
         newest = max(compile_.attempts, key=lambda n: n.seq)
-        current = self._newest.get(compile_.rank)
+        current = self._newest.get(compile_.group)
         if current is None or newest.seq > current.seq:
-            self._newest[compile_.rank] = newest
+            self._newest[compile_.group] = newest
             return [current.compile] if current is not None and current.compile is not compile_ else []
         return []
 
     def status_of(self, compile_: Compile) -> Status:
         status = compile_.status
         if self.live and status is Status.MISSING:
-            newest = self._newest.get(compile_.rank)
+            newest = self._newest.get(compile_.group)
             if newest is not None and newest.compile is compile_:
                 return Status.COMPILING  # following: a compile under way has no metrics yet
         return status
 
     def _apply_one(self, compile_: Compile, delta: TreeDelta, touched: dict) -> None:
-        rank = compile_.rank
-        key = ("cid", rank, compile_.key)
+        if compile_.head.is_outside:
+            self._apply_outside(compile_.head, delta)
+            return
+        group = compile_.group
+        key = ("cid", group, compile_.key)
         entry = self.by_key.get(key)
         attempts = list(compile_.attempts)
-        shown = (self.filter.rank is None or rank == self.filter.rank) and (
+        shown = (self.filter.rank is None or group.rank == self.filter.rank) and (
             not self.filter.active or any(self.filter.matches(n) for n in attempts))
         if not shown:
             if entry is not None:
@@ -180,7 +200,7 @@ class TreeModel:
         status = self.status_of(compile_)
         if entry is None:
             frame = self._frame_entry(compile_, delta)
-            entry = TreeEntry(key, "compile", rank, (attempts[0].seq,), attempts[0], compile_, status)
+            entry = TreeEntry(key, "compile", group, (attempts[0].seq,), attempts[0], compile_, status)
             self._insert(frame, entry, delta)
             touched[id(frame)] = frame
         elif entry.status is not status:
@@ -190,9 +210,9 @@ class TreeModel:
             delta.changed.append(entry)  # its badges may have changed
         known = {child.key for child in entry.children}
         for node in attempts[1:]:
-            child_key = ("cid", rank, node.cid)
+            child_key = ("cid", group, node.cid)
             if child_key not in known:
-                self._insert(entry, TreeEntry(child_key, "attempt", rank, (node.cid.attempt,), node,
+                self._insert(entry, TreeEntry(child_key, "attempt", group, (node.cid.attempt,), node,
                                               compile_, status), delta)
         for child in entry.children:
             if child.status is not status:
@@ -200,18 +220,37 @@ class TreeModel:
                 delta.changed.append(child)
         touched[id(entry.parent)] = entry.parent
 
+    def _apply_outside(self, node: CompileNode, delta: TreeDelta) -> None:
+        """A group's records of no compile id (export's): one entry, first in its group, shown
+        when it holds more than the torch version and no filter is on."""
+        key = ("outside", node.group)
+        entry = self.by_key.get(key)
+        if self.filter.active or not node.outside_items():
+            return
+        if entry is None:
+            self._insert(self._group_entry(node.group, delta), TreeEntry(key, "outside", node.group, (-1,), node,
+                                                                          node.compile), delta)
+        else:
+            delta.changed.append(entry)
+
+    def _group_entry(self, group: Group, delta: TreeDelta) -> TreeEntry | None:
+        """The top-level entry of a rank or process (None when there is one group only)."""
+        if not self.grouped:
+            return None
+        parent = self.by_key.get(("group", group))
+        if parent is None:
+            parent = TreeEntry(("group", group), "group", group, group.order(self.index.started(group)),
+                               label=self.index.group_label(group))
+            self._insert(None, parent, delta)
+        return parent
+
     def _frame_entry(self, compile_: Compile, delta: TreeDelta) -> TreeEntry:
-        rank = compile_.rank
-        frame_key = ("frame", rank, compile_.key.frame_key)
+        group = compile_.group
+        frame_key = ("frame", group, compile_.key.frame_key)
         frame = self.by_key.get(frame_key)
         if frame is None:
-            parent = None
-            if self.multi_rank:
-                parent = self.by_key.get(("rank", rank))
-                if parent is None:
-                    parent = TreeEntry(("rank", rank), "rank", rank, (-1 if rank is None else rank,))
-                    self._insert(None, parent, delta)
-            frame = TreeEntry(frame_key, "frame", rank, (compile_.head.seq,),
+            parent = self._group_entry(group, delta)
+            frame = TreeEntry(frame_key, "frame", group, (compile_.head.seq,),
                               frame_compiles=compile_.frame.compiles)
             self._insert(parent, frame, delta)
         return frame
@@ -244,7 +283,7 @@ class TreeModel:
 
     @staticmethod
     def _recount(entry: TreeEntry) -> None:
-        """A frame's or rank's count and status follow its children."""
+        """A frame's or group's count and status follow its children."""
         if entry.kind == "frame":
             entry.compile_ids = sum(1 + len(c.children) for c in entry.children)
         else:
@@ -267,7 +306,7 @@ class TreeModel:
         return self._entries
 
     def newest_compile(self) -> TreeEntry | None:
-        shown = [e for e in (self.by_key.get(("cid", n.rank, n.compile.key)) for n in self._newest.values()) if e]
+        shown = [e for e in (self.by_key.get(("cid", n.group, n.compile.key)) for n in self._newest.values()) if e]
         return max(shown, key=lambda e: max(n.seq for n in e.compile.attempts), default=None)
 
     def next_matching(self, current: TreeEntry | None, predicate, step: int) -> TreeEntry | None:

@@ -32,6 +32,8 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "filter": flt.describe() or None,
         "totals": totals,
         "compiles": [compile_entry(index, n) for n in nodes],
+        "outside_compiles": [outside_entry(n) for n in index.outside.values()
+                             if n.outside_items() and (rank is ... or n.rank == rank)],
         "graph_break_summary": graph_break_summary(nodes),
         "run_summary": run_summary(index, rank),
         "timeline": timeline(index, rank),
@@ -50,6 +52,8 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
     return {
         "id": node.id,
         "rank": node.rank,
+        "process": node.group.pid,  # when the compile's file has no rank: its process
+        "source": node.source.path if node.source is not None else None,
         "status": compile_.status.word,
         "function": node.function(),
         "location": node.location(),
@@ -78,15 +82,24 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
     }
 
 
+def outside_entry(node: CompileNode) -> dict:
+    """A rank's or process's records of no compile id (torch.export's): what there is."""
+    kinds = Counter([a.name for a in node.artifacts if a.kind.role.value not in ("dynamic", "version", "string")]
+                    + [d.kind for d in node.dynamic])
+    return {"rank": node.rank, "process": node.group.pid,
+            "source": node.source.path if node.source is not None else None,
+            "records": dict(kinds.most_common()), "artifacts": node.artifact_names()}
+
+
 def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
     """Graph breaks de-duplicated by location and reason, with a count and the compile ids."""
     groups: dict[tuple, dict] = {}
     for node in nodes:
         for gb in node.breaks:
-            key = (node.rank, gb.location, gb.reason, gb.detail)
+            key = (node.group, gb.location, gb.reason, gb.detail)
             entry = groups.get(key)
             if entry is None:
-                entry = groups[key] = {"rank": node.rank, "location": gb.location,
+                entry = groups[key] = {"rank": node.rank, "process": node.group.pid, "location": gb.location,
                                        "reason": gb.reason, "detail": gb.detail,
                                        "explanation": gb.explanation, "hints": gb.hints,
                                        "count": 0, "compile_ids": []}
@@ -99,10 +112,12 @@ def _source(source) -> dict:
     entry = {"path": source.path, "kind": "trace" if isinstance(source, TraceFile) else "text",
              "bytes": source.size, "records": len(source.offsets)}
     if isinstance(source, TraceFile):
-        entry.update(rank=source.rank, md5_ok=source.md5_ok, md5_bad=source.md5_bad,
+        entry.update(rank=source.rank, pid=source.pid, started=source.started,
+                     md5_ok=source.md5_ok, md5_bad=source.md5_bad,
                      record_kinds=dict(Counter(source.kind_names[k] for k in source.kinds)))
     else:
-        entry.update(lines=source.lines, glog_lines=source.glog_lines, ranks=sorted(source.ranks))
+        entry.update(lines=source.lines, glog_lines=source.glog_lines, ranks=sorted(source.ranks),
+                     pids=sorted(source.pids))
     return entry
 
 

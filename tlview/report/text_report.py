@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import CAUSE_STYLE, phase_legend, seconds, short_path, status_text, timeline_bar
+from tlview.model.look import CAUSE_STYLE, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.textsafe import one_line, visible
@@ -24,6 +24,12 @@ def _rstripped(text: Text) -> Text:
 
 def render_report(summary: dict, console: Console) -> None:
     totals = summary["totals"]
+    # In a run of several ranks or processes, every compile id is named with its rank.
+    grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+
+    def cid(item: dict, key: str = "id") -> str:
+        return ref(item[key], item.get("rank"), item.get("process")) if grouped else ref(item[key])
+
     head = Text()
     head.append("tlview report", style="bold")
     if summary.get("pytorch_version"):
@@ -71,7 +77,7 @@ def render_report(summary: dict, console: Console) -> None:
             where = Text(visible(e["function"] or ""), style="bold")
             if e["location"]:
                 where.append("  " + visible(short_path(e["location"])), style="dim")
-            table.add_row(Text(f"[{e['id']}]"), status_text(Status.of_word(e["status"])), where,
+            table.add_row(Text(cid(e)), status_text(Status.of_word(e["status"])), where,
                           str(len(e["graph_breaks"])) if e["graph_breaks"] else "",
                           _rstripped(why))
         console.print(table)
@@ -84,7 +90,8 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  {one_line(gb['reason'], 100)}")
             if gb["detail"]:
                 line.append(f" {one_line(gb['detail'], 100)}", style="italic")
-            line.append(f"  [{', '.join(gb['compile_ids'])}]", style="dim")
+            where = f" {whose(gb['rank'], gb['process'])}" if grouped else ""
+            line.append(f"  [{', '.join(gb['compile_ids'])}]{where}", style="dim")
             console.print(line)
 
     diagnosed = [(e, d) for e in summary["compiles"] for d in e["diagnosis"]]
@@ -96,7 +103,7 @@ def render_report(summary: dict, console: Console) -> None:
             if key in seen:
                 continue
             seen.add(key)
-            line = Text(f"  [{e['id']}] ", style="bold")
+            line = Text(f"  {cid(e)} ", style="bold")
             line.append(f"{d['kind']} · {d['cause']}: ", style=CAUSE_STYLE.get(d["kind"], ""))
             line.append(one_line(d["why"], 160))
             console.print(line)
@@ -108,12 +115,16 @@ def render_report(summary: dict, console: Console) -> None:
         for f in run["recompiling_frames"][:10]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {f['recompiles']} recompiles ", style="cyan")
+            if grouped:
+                line.append(f"({whose(f['rank'], f['process'])}) ", style="dim")
             line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")
             line.append(f"  recompiles took {seconds(f['recompile_seconds'])} (all compiles of the frame "
                         f"{seconds(f['seconds'])}); {causes}", style="dim")
             console.print(line)
         for b in run["graph_breaks"][:10]:
             line = Text(f"  ×{b['count']} break ", style="yellow")
+            if grouped:
+                line.append(f"[{', '.join(b['compile_ids'])}] {whose(b['rank'], b['process'])} ", style="dim")
             line.append(f"{b['cause']}: {one_line(b['why'], 100)}")
             line.append(f"  {seconds(b['seconds'])} in those compiles", style="dim")
             console.print(line)
@@ -121,7 +132,7 @@ def render_report(summary: dict, console: Console) -> None:
         console.print(phase_legend("Compile time by compile id (longest first)  "))
         longest = summary["timeline"][0]["total"] or 1.0
         for row in summary["timeline"][:12]:
-            console.print(timeline_bar(row, longest))
+            console.print(timeline_bar(row, longest, grouped))
     if summary["divergence_summary"]:
         console.print(Text("Ranks diverge", style="bold red"))
         for line in summary["divergence_summary"][:30]:
@@ -131,9 +142,11 @@ def render_report(summary: dict, console: Console) -> None:
     if failures:
         console.print(Text("Failures", style="bold red"))
         for e in failures:
-            line = Text(f"  [{e['id']}] ", style="red")
+            line = Text(f"  {cid(e)} ", style="red")
             line.append(visible(e["fail_type"] or "error") + ": ")
-            line.append(one_line(e["fail_reason"] or (e["errors"] or [""])[0], 160))
+            # the whole reason: its later lines often say what went wrong (a LoweringError)
+            reason = (e["fail_reason"] or (e["errors"] or [""])[0]).rstrip()
+            line.append(visible(reason).replace("\n", "\n      "))
             console.print(line)
 
     if summary["problems"]:
@@ -144,7 +157,7 @@ def render_report(summary: dict, console: Console) -> None:
             body.append(visible(p["message"]) + "\n")
         if len(summary["problems"]) > 50:
             body.append(f"... and {len(summary['problems']) - 50} more\n")
-        console.print(Panel(_rstripped(body), title="problems in the input", border_style="red",
+        console.print(Panel(_rstripped(body), title="problems in the input", border_style="red", expand=False,
                             title_align="left"))
     for note in summary["notes"]:
         console.print(Text(f"note: {visible(note)}", style="dim"))

@@ -4,6 +4,7 @@ captured there, so tlview can follow it."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import tempfile
 
@@ -21,6 +22,7 @@ class Job:
                                             stdout=self._stdout, stderr=self._stderr)
         except OSError:
             self._close()
+            shutil.rmtree(self.folder, ignore_errors=True)  # ours, and empty: nothing ran
             raise
 
     def poll(self) -> int | None:

@@ -1,7 +1,9 @@
 """`tlview --follow -`: TORCH_LOGS text piped in (`python train.py 2>&1 | tlview --follow -`).
 
 As toolong does: the pipe is copied into a temporary file that is followed like any log, and
-the keyboard is read from the terminal (/dev/tty) instead of the pipe.
+the keyboard is read from the terminal (/dev/tty) instead of the pipe. The file is unlinked as
+soon as it is open and read through /proc/self/fd (Linux): whatever ends tlview (a signal, a
+crash), nothing is left behind in the temp folder.
 """
 
 from __future__ import annotations
@@ -25,8 +27,14 @@ class StdinCopy:
             raise NoLogsError("no terminal to read keys from (/dev/tty): run tlview in a terminal") from None
         os.dup2(tty, 0)
         os.close(tty)
-        fd, self.path = tempfile.mkstemp(prefix="tlview-stdin-", suffix=".log")
+        fd, path = tempfile.mkstemp(prefix="tlview-stdin-", suffix=".log")
         self._out = os.fdopen(fd, "wb")
+        self._keep = os.open(path, os.O_RDONLY)  # holds the unlinked file for the readers
+        self.path = f"/proc/self/fd/{self._keep}"
+        if os.path.exists(self.path):
+            os.unlink(path)
+        else:  # no /proc: a plain path, removed when tlview ends
+            self.path = path
         self.done = threading.Event()
         threading.Thread(target=self._copy, name="tlview-stdin", daemon=True).start()
 
@@ -41,7 +49,9 @@ class StdinCopy:
             self.done.set()
 
     def remove(self) -> None:
-        try:
-            os.unlink(self.path)
-        except OSError:
-            pass
+        if not self.path.startswith("/proc/"):
+            try:
+                os.unlink(self.path)
+            except OSError:
+                pass
+        os.close(self._keep)

@@ -95,6 +95,7 @@ class TextLog(IncrementalFile):
         self.ranks: set[int] = set()
         self.pids: set[int] = set()
         self.channels: set[str] = set()  # the TORCH_LOGS artifacts and areas seen
+        self.started: dict[int, str] = {}  # pid -> "MMDD HH:MM:SS.ffffff" of its first line
         self._open: dict = {}  # pid (or None for plain lines) -> TextLines
         self._keys: dict = {}  # pid -> the open record's prefix
 
@@ -149,7 +150,9 @@ class TextLog(IncrementalFile):
         rank = int(m.group("rank")) if m.group("rank") is not None else None
         if rank is not None:
             self.ranks.add(rank)
-        self.pids.add(int(pid))
+        if int(pid) not in self.pids:
+            self.pids.add(int(pid))
+            self.started[int(pid)] = f"{m.group('date').decode()} {m.group('time').decode()}"
         cid = m.group("cid")
         artifact = m.group("artifact")
         path = m.group("path").decode("utf-8", "replace")

@@ -52,6 +52,9 @@ class RecordSink(Protocol):
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None: ...
 
+    def process_string(self, source: "TraceFile", index: int) -> str | None:
+        """A string-table entry defined in another file of the same process."""
+
 
 @dataclass(slots=True)
 class OpenRecord:
@@ -77,6 +80,8 @@ class TraceFile(TraceRecords, IncrementalFile):
         self.verify_md5 = verify_md5
         self.rank_from_name = rank_from_name
         self.rank = rank_from_name  # first rank seen in a record, else from the file name
+        self.pid: int | None = None  # the writing process (one file, one process), from the envelopes
+        self.started = ""  # "MMDD HH:MM:SS.ffffff" of the first envelope
         # per record: envelope offset, kind code, context code (rank + compile id, from the sink)
         self.offsets = array("q")
         self.kinds = array("H")
@@ -202,6 +207,8 @@ class TraceFile(TraceRecords, IncrementalFile):
             self._close_open(base + p)
             self.sink.on_problem(self, base + p, "bad line", bad_line_message(data, p, eol))
             return
+        if self.pid is None:
+            self._take_process(data[p:j])
         if self._open is not None:
             self._close_open(base + p)
         k0 = j + 4
@@ -268,6 +275,22 @@ class TraceFile(TraceRecords, IncrementalFile):
         if wants or md5:
             self._open = OpenRecord(rec, base + p, base + eol + 1, kind, meta if wants else None,
                                     ctx, md5, wants)
+
+    def peek_process(self) -> None:
+        """Learn the pid from the first envelope before indexing (the parts of a file indexed in
+        other processes all belong to the file's one process)."""
+        if self.pid is None:
+            head = self.read_range(0, min(self.size or (64 << 10), 64 << 10))
+            at = head.find(b"] {")
+            if head[:1] == b"V" and at > 0:
+                self._take_process(head[:at])
+
+    def _take_process(self, header: bytes) -> None:
+        """`V1121 23:08:47.127000 7367 torch/x.py:42`: the pid and the time of the first record."""
+        fields = header.split(b" ", 4)
+        if len(fields) >= 4 and fields[2].isdigit():
+            self.pid = int(fields[2])
+            self.started = f"{fields[0][1:].decode('ascii', 'replace')} {fields[1].decode('ascii', 'replace')}"
 
     def _append(self, offset: int, code: int, ctx: int) -> None:
         self.offsets.append(offset)

@@ -110,10 +110,13 @@ class TraceRecords:
                             expected if isinstance(expected, str) else None, self.line_number)
 
     def frame_filename(self, index) -> str:
-        """A stack frame's file: string-table ids resolve through the `{"str": ...}` records."""
+        """A stack frame's file: string-table ids resolve through the `{"str": ...}` records, which
+        are the process's (another file of the same process, e.g. draft_export's, may define them)."""
         if isinstance(index, str):
             return index
         name = self.strings.get(index)
+        if name is None:
+            name = self.sink.process_string(self, index)
         return name if name is not None else f"(unknown string {index})"
 
     # ---- handing a half-indexed file between processes -------------------------------------------
@@ -127,7 +130,7 @@ class TraceRecords:
             "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
             "strings": self.strings, "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
             "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
-            "open": open_record,
+            "open": open_record, "pid": self.pid, "started": self.started,
         }
 
     def absorb_part(self, part: dict, context_map: list[int]) -> int:
@@ -150,6 +153,8 @@ class TraceRecords:
             self.rank = part["rank"]
             self.rank_from_record = True
         self.scanned_to = part["scanned_to"]
+        if self.pid is None:
+            self.pid, self.started = part["pid"], part["started"]
         record = part["open"]
         if record is not None:
             record.rec += base_rec

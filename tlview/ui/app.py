@@ -132,6 +132,7 @@ class TlviewApp(Following, PayloadActions, App[int]):
         entry = self.tree.entry
         if entry is not None and (entry.compile in changes or self.detail.active == "run"):
             self.detail.refresh_entry()  # what it shows grew
+        self._sync_detail()
         self._show_tree_note()
         self._set_facts(files=len(self.index.sources), totals=totals(self.index),
                         ranks=tuple(r for r in self.index.ranks() if r is not None),
@@ -154,7 +155,14 @@ class TlviewApp(Following, PayloadActions, App[int]):
         stays on its compile id, and the panes show that entry of the new model."""
         self.model = model
         self.tree.show_model(model)
-        self.detail.show(self._selection(self.tree.entry))
+        self._sync_detail()
+
+    def _sync_detail(self) -> None:
+        """The panes show the entry under the cursor. A rebuilt tree keeps its cursor row, so no
+        highlight message tells that the entry under it changed: compare, don't wait."""
+        selection = self._selection(self.tree.entry)
+        if selection != self.detail.selection:
+            self.detail.show(selection)
 
     def _selection(self, entry: TreeEntry | None) -> Selection:
         return Selection(self.index, entry, self.flt.rank if self.flt.rank is not None else ...)
@@ -176,7 +184,7 @@ class TlviewApp(Following, PayloadActions, App[int]):
 
     def on_jump_to_compile(self, message: JumpToCompile) -> None:
         node = message.node
-        if not self.tree.select_key(("cid", node.rank, node.cid)):
+        if not self.tree.select_key(("cid", node.group, node.cid)):
             self.notify(f"[{node.id}] is hidden by the filter", severity="warning", markup=False)
             return
         self.tree.focus()

@@ -20,7 +20,7 @@ EXPAND_LIMIT = 300
 
 
 class FrameTree(Tree[TreeEntry]):
-    """Ranks > frames > compile ids > attempts."""
+    """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
 
@@ -60,8 +60,11 @@ class FrameTree(Tree[TreeEntry]):
         expand = sum(1 for e in model.walk() if e.kind == "frame") <= EXPAND_LIMIT
         for entry in model.roots:
             self._add(self.root, entry, expand)
-        if cursor_key is not None:
-            self.select_key(cursor_key)
+        # The same compile id if it is still shown, else the first one: never a node of the old tree.
+        if cursor_key is None or not self.select_key(cursor_key):
+            first = next(iter(model.compile_entries()), None)
+            if first is None or not self.select_key(first.key):
+                self.move_cursor(None)
 
     def apply(self, delta: TreeDelta) -> None:
         """Show what changed in the model: added, changed and removed entries only."""
@@ -90,16 +93,16 @@ class FrameTree(Tree[TreeEntry]):
                     node.allow_expand = True
 
     def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool, position: bool = False) -> TreeNode:
-        has_children = bool(entry.children) or entry.kind in ("frame", "rank")
+        has_children = bool(entry.children) or entry.kind in ("frame", "group")
         before = None
         if position:  # its place among the siblings already shown
             siblings = entry.parent.children if entry.parent is not None else self.model.roots
             at = siblings.index(entry)
             before = next((self._by_key[s.key] for s in siblings[at + 1:] if s.key in self._by_key), None)
         node = parent.add(entry_text(entry), data=entry, before=before, allow_expand=has_children,
-                          expand=has_children and (expand or entry.kind == "rank"))
+                          expand=has_children and (expand or entry.kind == "group"))
         self._by_key[entry.key] = node
-        if node.is_expanded or entry.kind == "rank":
+        if node.is_expanded or entry.kind == "group":
             for child in entry.children:
                 if child.key not in self._by_key:
                     self._add(node, child, expand)

@@ -33,7 +33,12 @@ def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list
     elif run is not None:
         from tlview.source.job import Job
 
-        job = Job(run, logs)
+        try:
+            job = Job(run, logs)
+        except OSError as exc:
+            from tlview.source.discover import NoLogsError
+
+            raise NoLogsError(f"cannot run {run[0]}: {exc.strerror or exc}") from None
         path, name = job.folder, " ".join(run)[:60]
         cleanup.append(job.stop)
         ended = lambda: job.process.poll() is not None  # noqa: E731

@@ -11,7 +11,7 @@ from textual.widgets import Static
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.ranks import describe, divergence
 from tlview.model.index import Index
-from tlview.model.look import phase_legend, seconds, short_path, timeline_bar
+from tlview.model.look import phase_legend, ref, seconds, short_path, timeline_bar, whose
 from tlview.textsafe import one_line, visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
@@ -19,6 +19,7 @@ from tlview.ui.pane import Pane, Selection, plain_text
 def run_view(index: Index, rank) -> Group:
     summary = run_summary(index, rank)
     rows = timeline(index, rank)
+    grouped = len(index.groups()) > 1  # then every line that names a compile id names its rank
     parts = [Text(f"Total compile time {seconds(summary['total_compile_seconds'])}"
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     if summary["recompiling_frames"]:
@@ -27,6 +28,8 @@ def run_view(index: Index, rank) -> Group:
         for f in summary["recompiling_frames"][:15]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {f['recompiles']:>3} ")
+            if grouped:
+                line.append(f"{whose(f['rank'], f['process'])} ", style="dim")
             line.append(visible(f["function"] or "?"), style="bold")
             line.append(f" {visible(short_path(f['location'] or '?'))}  {seconds(f['recompile_seconds'])} / "
                         f"{seconds(f['seconds'])}  {causes}", style="dim")
@@ -35,18 +38,21 @@ def run_view(index: Index, rank) -> Group:
         parts.append(Text("\nGraph breaks by how often they happen", style="bold yellow"))
         for b in summary["graph_breaks"][:15]:
             line = Text(f"  ×{b['count']:<3}")
+            if grouped:
+                line.append(f"[{', '.join(b['compile_ids'])}] {whose(b['rank'], b['process'])} ", style="dim")
             line.append(f"{b['cause']}: ", style="yellow")
             line.append(one_line(b["why"], 110))
             parts.append(line)
             parts.append(Text(f"        fix: {one_line(b['fix'], 140)}", style="dim"))
     for failure in summary["failures"]:
-        parts.append(Text(f"\n[{failure['id']}] {failure['cause']}: {one_line(failure['why'], 120)}",
+        name = ref(failure["id"], failure["rank"], failure["process"]) if grouped else ref(failure["id"])
+        parts.append(Text(f"\n{name} {failure['cause']}: {one_line(failure['why'], 120)}",
                           style="red"))
         parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
     if rows:
         parts.append(phase_legend("\nCompile time by compile id  "))
         longest = rows[0]["total"] or 1.0
-        parts += [timeline_bar(row, longest) for row in rows[:40]]
+        parts += [timeline_bar(row, longest, grouped) for row in rows[:40]]
     div = divergence(index)
     lines = describe(div)
     if len(div["ranks"]) > 1:

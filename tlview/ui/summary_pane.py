@@ -32,15 +32,15 @@ def _kv_table() -> Table:
     return table
 
 
-def compile_summary(entry: TreeEntry) -> Group:
-    """Reads the user stack from disk."""
+def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
+    """Reads the user stack from disk. `grouped`: the run has several ranks or processes."""
     node = entry.node
     compile_ = entry.compile
     status = entry.status or compile_.status  # "compiling" while following
     parts = []
     title = Text(f"{status.symbol} [{node.id}] {status.word}", style=status.style)
-    if node.rank is not None:
-        title.append(f"   rank {node.rank}", style="dim")
+    if node.rank is not None or grouped:
+        title.append(f"   {node.group.label()}", style="dim")
     parts.append(title)
     where = _kv_table()
     where.add_row("function", Text(visible(node.function() or "?")))
@@ -97,6 +97,30 @@ def compile_summary(entry: TreeEntry) -> Group:
     return Group(*parts)
 
 
+def outside_summary(entry: TreeEntry) -> Group:
+    """A group's records of no compile id: export's programs, guards and symbols, what they are."""
+    node = entry.node
+    counts: dict[str, int] = {}
+    for name in [a.name for a in node.outside_items() if getattr(a, "role", None) not in (Role.DYNAMIC, None)] + \
+            [d.kind for d in node.dynamic]:
+        counts[name] = counts.get(name, 0) + 1
+    parts = [Text(visible(entry.title), style="bold magenta"),
+             Text("Records written outside any compile: torch.export's, or a compile's records that "
+                  "carry no compile id. Graphs shows the exported programs, Guards the guards "
+                  "added, Dynamic shapes the symbols.", style="dim")]
+    table = _kv_table()
+    for name, count in sorted(counts.items(), key=lambda kv: -kv[1]):
+        table.add_row(visible(name), str(count))
+    parts += [Text("\nrecords", style="bold"), table]
+    if node.metrics:
+        counts_table = _kv_table()
+        for key, label in TIMES + COUNTS:
+            if node.metrics.get(key) is not None:
+                counts_table.add_row(label, visible(str(node.metrics[key])))
+        parts += [Text("\ncompilation metrics of no compile id", style="bold"), counts_table]
+    return Group(*parts)
+
+
 def group_summary(entry: TreeEntry) -> Group:
     counts: dict[Status, int] = {}
     for item in entry.compiles_below():
@@ -117,8 +141,10 @@ class SummaryPane(Pane, VerticalScroll):
         entry = selection.entry
         if entry is None:
             body.update(Text("Select a compile id on the left.", style="dim"))
+        elif entry.kind == "outside":
+            body.update(outside_summary(entry))
         elif entry.node is not None:
-            body.update(compile_summary(entry))
+            body.update(compile_summary(entry, grouped=len(selection.index.groups()) > 1))
         else:
             body.update(group_summary(entry))
 

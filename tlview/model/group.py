@@ -1,0 +1,35 @@
+"""Whose compiles these are: a rank of a distributed job, or, for records with no rank, one
+process. Two files with no rank are two processes (a job run twice into one folder, a launcher, a
+data-loader worker), never one; a trace and the TORCH_LOGS text of one process share its pid, so
+they fill one tree. The compile ids of different groups are unrelated (each counts from `0/0`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Group:
+    rank: int | None
+    pid: int | None = None  # only for a process without a rank
+
+    @classmethod
+    def of(cls, rank: int | None, pid: int | None) -> "Group":
+        return cls(rank, None) if rank is not None else cls(None, pid)
+
+    def order(self, started: str = "") -> tuple:
+        """Ranks in rank order, then processes newest first (`started`: "MMDD HH:MM:SS.ffffff")."""
+        if self.rank is not None:
+            return (0, self.rank, "")
+        return (1, 0, "".join(chr(0x10FFFF - ord(c)) for c in started))  # reversed: newest first
+
+    def label(self, started: str = "", files: tuple[str, ...] = ()) -> str:
+        """`rank 3`, or `process 11055 · dedicated_log_torch_trace_x.log · 11-22 04:20:24`."""
+        if self.rank is not None:
+            return f"rank {self.rank}"
+        parts = [f"process {self.pid}" if self.pid is not None else "process ?"]
+        parts += [name.rsplit("/", 1)[-1] for name in files[:2]]
+        if started:
+            parts.append(f"{started[:2]}-{started[2:4]} {started[5:13]}")
+        return " · ".join(parts)
