@@ -225,15 +225,6 @@ class Compile:
         return self.group.rank
 
     @property
-    def is_outside(self) -> bool:
-        """This node holds a group's records of no compile id (export's, `-/-`), not a compile."""
-        return self.cid.frame is None and self.cid.autograd is None
-
-    def outside_items(self) -> list:
-        """What a node of records of no compile id has to show (the torch version aside)."""
-        return [a for a in self.artifacts if a.kind.role not in (Role.VERSION, Role.STRING)] + self.dynamic
-
-    @property
     def final_metrics(self) -> dict | None:
         """Metrics are logged once per compile, at its final attempt."""
         for node in reversed(self.attempts):
