@@ -87,3 +87,30 @@ def build_many_compile_ids(target_ids: int) -> Path:
             base = copy * frames
             out.write(_FRAME.sub(lambda m: m.group(1) + str(int(m.group(2)) + base).encode(), kept))
     return path
+
+
+def build_huge_payload(size: int, one_line: bool) -> Path:
+    """The recompiles trace with its first output code replaced by a `size`-byte payload (a 500 MB
+    kernel file, or one 500 MB line), its md5 right."""
+    import hashlib
+
+    BENCH_DIR.mkdir(parents=True, exist_ok=True)
+    folder = BENCH_DIR / f"huge_payload_{size >> 20}mb_{'one_line' if one_line else 'lines'}"
+    path = folder / "dedicated_log_torch_trace_huge.log"
+    if path.exists():
+        return path
+    folder.mkdir(exist_ok=True)
+    data = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    records = [r for r in re.split(rb"(?m)^(?=V\d{4} )", data) if r]
+    at = next(i for i, r in enumerate(records) if b'"inductor_output_code"' in r[:300])
+    unit = b"buf0 = empty_strided((4, 8), (8, 1))  # " + b"x" * 40
+    text = unit * (size // len(unit)) if one_line else b"\n".join([unit] * (size // (len(unit) + 1)))
+    head = re.sub(rb'"has_payload": "[0-9a-f]{32}"', b'"has_payload": "' +
+                  hashlib.md5(text).hexdigest().encode() + b'"', records[at].split(b"\n", 1)[0])
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "wb") as f:
+        f.write(b"".join(records[:at]) + head + b"\n\t")
+        f.write(text.replace(b"\n", b"\n\t") + b"\n")
+        f.write(b"".join(records[at + 1:]))
+    os.replace(tmp, path)
+    return path

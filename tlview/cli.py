@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import os
+import signal
 import sys
 
 from tlview import __version__
 
-EXIT_USAGE = 2
+EXIT_OK = 0
+EXIT_ERROR = 1  # tlview's own error, or its output could not be written
+EXIT_USAGE = 2  # a bad command line, or nothing to read
+EXIT_SIGNAL = 128  # + the signal's number: 130 Ctrl+C (SIGINT), 129 SIGHUP, 143 SIGTERM
 
 EPILOG = """\
 examples:
@@ -52,17 +57,34 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes: 0 ok, 2 a bad command line or nothing to read, 1 an error of tlview's own."""
+    """Exit codes:
+
+    0    ok; also when the reader of the output left early (`tlview --report x | head -1`)
+    1    an error of tlview's own, or the output could not be written (a full disk, a closed
+         stdout): one line on stderr says which
+    2    a bad command line, or nothing to read (the message says why)
+    128+N  ended by signal N: 130 SIGINT, 129 SIGHUP, 143 SIGTERM (the explorer gives the
+         terminal back first); Ctrl+C and q in the explorer quit with 0
+    """
     try:
         return _main(argv)
     except KeyboardInterrupt:
-        return 130
+        return EXIT_SIGNAL + signal.SIGINT
     except Exception as exc:  # noqa: BLE001 - users get one line; TLVIEW_DEBUG=1 shows the traceback
         if os.environ.get("TLVIEW_DEBUG"):
             raise
-        print(f"tlview: internal error: {type(exc).__name__}: {exc} (TLVIEW_DEBUG=1 shows where; "
-              "please report it)", file=sys.stderr)
-        return 1
+        _say(f"tlview: internal error: {type(exc).__name__}: {exc} (TLVIEW_DEBUG=1 shows where; "
+             "please report it)")
+        return EXIT_ERROR
+
+
+def _say(line: str) -> None:
+    """One line on stderr, if there is a stderr (`2>&-`: print would write to stdout instead)."""
+    if sys.stderr is not None:
+        try:
+            print(line, file=sys.stderr)
+        except (OSError, ValueError):
+            pass
 
 
 def split_command(argv: list[str]) -> tuple[list[str], list[str] | None]:
@@ -110,7 +132,7 @@ def _main(argv: list[str] | None) -> int:
 
 
 def _fail(message: str) -> int:
-    print(f"tlview: {message}", file=sys.stderr)
+    _say(f"tlview: {message}")
     return EXIT_USAGE
 
 
@@ -120,6 +142,9 @@ def _headless(args, flt) -> int:
     from tlview.report.summary import build_summary
     from tlview.source.discover import NoLogsError
 
+    what = "the JSON" if args.json else "the report"
+    if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to write, say so first
+        return _cannot_write(what, "stdout is closed")
     try:
         index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify)
     except NoLogsError as exc:
@@ -128,19 +153,82 @@ def _headless(args, flt) -> int:
         if problem := missing_rank(flt.rank, index.ranks()):
             return _fail(problem)
         summary = build_summary(index, flt)
-        if args.json:
-            import orjson
+        try:
+            if args.json:
+                _write(json_bytes(summary) + b"\n")
+            else:
+                from tlview.report.text_report import render_report
 
-            out = orjson.dumps(summary, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS,
-                               default=str)
-            _write(out + b"\n")
-        else:
-            from tlview.report.text_report import render_report
-
-            render_report(summary, report_console())
-        return 0
+                escape_undecodable(sys.stdout)
+                render_report(summary, report_console())
+                sys.stdout.flush()
+        except BrokenPipeError:
+            # `tlview --report x | head -1`: the reader has what it wanted; not an error.
+            _drop_stdout()
+            return EXIT_OK
+        except OSError as exc:  # a full disk (`> /dev/full`), a closed or failing stdout
+            _drop_stdout()
+            return _cannot_write(what, exc.strerror or str(exc))
+        return EXIT_OK
     finally:
         index.close()
+
+
+def _cannot_write(what: str, why: str) -> int:
+    _say(f"tlview: cannot write {what}: {why}")
+    return EXIT_ERROR
+
+
+def _drop_stdout() -> None:
+    """After a failed write, what is left in stdout's buffer goes nowhere: the interpreter's own
+    flush at exit would fail again, with a traceback, and turn the exit code into 120."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a file (tests capture stdout in memory): nothing is flushed at exit
+
+
+def _escaped_byte(error: UnicodeError) -> tuple[str, int]:
+    """A byte of a file name that is not UTF-8 (Python keeps it as a surrogate) shows as `\\xff`,
+    as `ls -b` shows it, instead of ending the output with an encoding error."""
+    bad = error.object[error.start:error.end]
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}"
+                   for c in bad), error.end
+
+
+codecs.register_error("tlview-escape", _escaped_byte)
+
+
+def escape_undecodable(stream) -> None:
+    try:
+        stream.reconfigure(errors="tlview-escape")
+    except (AttributeError, ValueError):
+        pass  # not a TextIOWrapper: it writes what it can
+
+
+def json_bytes(summary: dict) -> bytes:
+    import orjson
+
+    def dump(doc) -> bytes:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+
+    try:
+        return dump(summary)
+    except orjson.JSONEncodeError:
+        # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
+        return dump(_without_surrogates(summary))
+
+
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "tlview-escape").decode("utf-8")
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_surrogates(v) for v in value]
+    return value
 
 
 def report_console():
@@ -148,19 +236,21 @@ def report_console():
     (paths and reasons stay whole for grep and for pasting)."""
     from rich.console import Console
 
+    class ReportConsole(Console):
+        def on_broken_pipe(self) -> None:
+            # rich would exit with 1; the reader leaving is handled (as success) by _headless.
+            self.quiet = True
+            raise BrokenPipeError
+
     if sys.stdout.isatty():
-        return Console(highlight=False)
-    return Console(highlight=False, soft_wrap=True, width=100_000, color_system=None)
+        return ReportConsole(highlight=False)
+    return ReportConsole(highlight=False, soft_wrap=True, width=100_000, color_system=None)
 
 
 def _write(data: bytes) -> None:
-    try:
-        sys.stdout.buffer.write(data)
-        sys.stdout.flush()
-    except BrokenPipeError:
-        # `tlview --json x | head`: the reader left; not an error worth a traceback.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+    sys.stdout.flush()
+    sys.stdout.buffer.write(data)
+    sys.stdout.flush()
 
 
 def _tui(args, flt) -> int:
@@ -180,12 +270,14 @@ def _tui(args, flt) -> int:
 
 
 def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:
-    from tlview.source.discover import NoLogsError
+    from tlview.source.discover import NoLogsError, check_readable
     from tlview.source.follow import check_followable
 
     if path is not None:
         try:
             check_followable(path)
+            if path != "-" and os.path.exists(path):
+                check_readable(path)  # a pipe or a device would be waited on forever
         except NoLogsError as exc:
             return _fail(str(exc))
     from tlview.ui.launch import run_live

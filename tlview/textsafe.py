@@ -28,3 +28,14 @@ def one_line(text: str, limit: int = 200) -> str:
     """First line, made visible and cut to `limit` characters."""
     line = visible(text.split("\n", 1)[0].replace("\t", " "))
     return line if len(line) <= limit else line[: limit - 1] + "…"
+
+
+def visible_data(value):
+    """Every text inside a summary (dicts, lists) made visible: what the headless report prints."""
+    if isinstance(value, str):
+        return visible(value)
+    if isinstance(value, dict):
+        return {k: visible_data(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [visible_data(v) for v in value]
+    return value

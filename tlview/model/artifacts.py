@@ -110,13 +110,13 @@ def dynamic_summary(kind: str, info: dict) -> str:
 
 @dataclass(slots=True, eq=False)
 class TextRecord:
-    """A group of TORCH_LOGS lines with one prefix (one logging call), for the Log pane."""
+    """A group of TORCH_LOGS lines with one prefix (one logging call), for the Log pane: its place
+    only (its lines are read from disk when shown)."""
 
     source: Any  # the TextLog
     rec: int
     channel: str  # artifact name (`recompiles`, `graph_breaks`) or the logger's area
-    level: str
-    first_line: str
 
-    def load_text(self) -> str:
-        return self.source.payload_text(self.rec)
+    def load_text(self, limit: int = 8 << 20) -> str:
+        """Its lines, read from disk (the first `limit` bytes of a huge one)."""
+        return self.source.payload_text(self.rec, limit)

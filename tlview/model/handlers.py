@@ -5,13 +5,13 @@ handler serves which kind; a handler reads a trace record and its TORCH_LOGS tex
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import re
+from typing import TYPE_CHECKING
 
 import orjson
 
 from tlview.model.artifacts import Artifact, DynamicEvent
+from tlview.model.fields import METRICS, STACK_FRAME, checked
 from tlview.model.group import Group
 from tlview.model.kinds import Record, Role
 from tlview.model.reasons import (
@@ -28,16 +28,6 @@ from tlview.model.reasons import (
 if TYPE_CHECKING:
     from tlview.model.index import Index
 
-# The metrics fields the index keeps in memory (status, tree badges, report, timeline); the whole
-# record (about 100 fields, 40 KB with the configs) is read from disk when a pane shows it.
-METRICS_KEPT = (
-    "co_name", "co_filename", "co_firstlineno", "compile_id", "cache_size", "guard_count",
-    "shape_env_guard_count", "graph_op_count", "graph_node_count", "entire_frame_compile_time_s",
-    "backend_compile_time_s", "inductor_compile_time_s", "code_gen_time_s",
-    "dynamo_time_before_restart_s", "fail_type", "fail_reason", "fail_user_frame_filename",
-    "fail_user_frame_lineno", "restart_reasons", "recompile_reason", "num_graph_breaks",
-    "start_time", "elapsed_time",
-)
 # One string object per artifact name: thousands of artifacts share a few dozen names.
 _NAMES: dict[str, str] = {}
 
@@ -88,13 +78,24 @@ def on_dynamo_start(index: "Index", record: Record) -> None:
     stack = record.event.get("stack")
     if isinstance(stack, list):
         # Only the frame being compiled stays in memory; the whole stack is read when shown.
-        node.frame = next((f for f in reversed(stack) if isinstance(f, dict)), None)
+        frame = next((f for f in reversed(stack) if isinstance(f, dict)), None)
+        if frame is not None:
+            frame, wrong = checked(frame, STACK_FRAME, "dynamo_start: the compiled frame")
+            _report_wrong_types(index, record, wrong)
+        node.frame = frame
         node.start = (record.source, record.rec)
 
 
+def _report_wrong_types(index: "Index", record: Record, wrong: list[str]) -> None:
+    for message in wrong:
+        index.add_problem(record.source, record.source.offsets[record.rec], "wrong type", message)
+
+
 def on_metrics(index: "Index", record: Record) -> None:
-    event = record.event
-    summary = {k: event[k] for k in METRICS_KEPT if event.get(k) is not None}
+    # Only the fields the index needs stay in memory (status, badges, report, timeline): the whole
+    # record (about 100 fields, 40 KB with the configs) is read from disk when a pane shows it.
+    summary, wrong = checked(record.event, METRICS, record.name)
+    _report_wrong_types(index, record, wrong)
     if summary.get("restart_reasons") == []:
         del summary["restart_reasons"]
     node = record.node

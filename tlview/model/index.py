@@ -29,6 +29,9 @@ from tlview.source.trace_file import TraceFile
 Source = TraceFile | TextLog
 
 
+UNTAGGED_KEPT = 10_000  # records of the run's own lines (prints) kept: the Log pane shows the first
+
+
 class Index:
     """Records from trace files and text logs, folded into a frame tree of compile ids."""
 
@@ -54,6 +57,7 @@ class Index:
         self._recompiled_by: dict[tuple, list[CompileNode]] = {}
         self._frames_by_function: dict[tuple, Frame] = {}  # (group, function) -> its latest frame
         self.untagged: list[TextRecord] = []  # TORCH_LOGS records of no compile id, for the Log pane
+        self.untagged_count = 0  # all of them (the first UNTAGGED_KEPT are kept)
         self.outside: dict[Group, CompileNode] = {}  # per group, its trace records of no compile id
         self._changed: set[Compile] = set()
         self._paths: set[str] = set()
@@ -71,6 +75,7 @@ class Index:
                                rank_from_name=log.rank_from_name)
         else:
             source = TextLog(log.path, self)
+        source.name = log.shown_name
         self.sources.append(source)
         return source
 
@@ -163,9 +168,11 @@ class Index:
         kind = KINDS.text_kind(text.channel)
         record = Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text)
         self._handle(record)  # a handler may find the node of an untagged record (WON'T CONVERT)
-        entry = TextRecord(log, text.rec, text.channel, text.level, text.lines[0] if text.lines else "")
+        entry = TextRecord(log, text.rec, text.channel)
         if record.node is None:
-            self.untagged.append(entry)
+            self.untagged_count += 1
+            if len(self.untagged) < UNTAGGED_KEPT:
+                self.untagged.append(entry)
             return
         record.node.text_records.append(entry)
         if text.level == "E":

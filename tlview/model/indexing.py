@@ -84,8 +84,9 @@ class Indexer:
                     parallel.index_split(self.index, source)
                 else:
                     parallel.index_with_pool(self.index, source, self.progress, self.cancelled)
-            except (OSError, RuntimeError) as exc:  # no processes allowed, a child failed: go on here
-                self.index.notes.append(f"{source.path}: indexed in one process ({exc})")
+            except Exception as exc:  # noqa: BLE001 - no processes allowed, a child failed: go on here
+                self.index.notes.append(f"{source.path}: indexed in one process "
+                                        f"({type(exc).__name__}: {exc})")
 
     def _wants_parallel(self, source) -> bool:
         if not (self.parallel_ok and isinstance(source, TraceFile) and source.scanned_to == 0

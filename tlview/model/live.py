@@ -37,8 +37,8 @@ class LiveIndex:
 
     def __init__(self, path: str, force_polling: bool = False, poll_interval: float = 1.0,
                  kind: str | None = None, verify_md5: bool = False,
-                 ended: Callable[[], bool] = lambda: False) -> None:
-        self.follower = Follower(path, force_polling, poll_interval, kind)
+                 ended: Callable[[], bool] = lambda: False, name: str | None = None) -> None:
+        self.follower = Follower(path, force_polling, poll_interval, kind, name)
         self.verify_md5 = verify_md5
         self.ended = ended
         self.index = Index(verify_md5=verify_md5)
@@ -51,10 +51,16 @@ class LiveIndex:
         sizes = {s.path: s.scanned_to for s in self.index.sources}
         changes = self.follower.sync(sizes)
         update.waiting = changes.waiting
-        if changes.replaced:
+        for path in changes.retired:
+            update.messages.append(f"{path} is a followed log renamed away (rotated): its run is "
+                                   "over, not read")
+        if changes.replaced or changes.removed:
+            # What the old content said cannot be taken back record by record: index again.
             update.rebuilt = True
             for path in changes.replaced:
                 update.messages.append(f"{path} was truncated or replaced: indexed again")
+            for path in changes.removed:
+                update.messages.append(f"{path} was deleted or renamed: its records are gone")
             self.index.close()
             notes = self.index.notes
             self.index = Index(verify_md5=self.verify_md5)

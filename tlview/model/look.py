@@ -36,6 +36,21 @@ def ref(cid: str, rank=None, process=None) -> str:
     return f"[{cid}] {whose(rank, process)}".rstrip()
 
 
+def ranks_text(ranks) -> str:
+    """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
+    ranks = sorted(ranks)
+    runs: list[list[int]] = []
+    for rank in ranks:
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    joined = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    if len(runs) > 6:
+        return f"{len(ranks):,} ranks ({ranks[0]}-{ranks[-1]})"
+    return f"rank{'s' if len(ranks) != 1 else ''} {joined}"
+
+
 def seconds(value: float | None) -> str:
     """`1.2 s`, or `unknown` where the logs have no time (never a false zero)."""
     return "unknown" if value is None else f"{value:.1f} s"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import gc
 import os
 import pickle
+import signal
 import sys
 from contextlib import contextmanager
 
@@ -70,6 +71,7 @@ def index_split(index: Index, source: TraceFile) -> None:
     if pid == 0:  # the child: index [split, end) and send the part back
         status = 1
         try:
+            _quiet_child()
             os.close(read_fd)
             part = _index_second_half(source, split)
             with os.fdopen(write_fd, "wb") as out:
@@ -81,15 +83,20 @@ def index_split(index: Index, source: TraceFile) -> None:
             os._exit(status)
     gc.unfreeze()
     os.close(write_fd)
+    inp = os.fdopen(read_fd, "rb")
     try:
         index.feed(source, limit=split)
         source.close_open_at(split)
-        with os.fdopen(read_fd, "rb") as inp:
-            try:
-                part = pickle.load(inp)
-            except (EOFError, pickle.UnpicklingError):
-                part = None
+        try:
+            part = pickle.load(inp)
+        except (EOFError, pickle.UnpicklingError):
+            part = None
+    except BaseException:
+        # Ctrl-C, or a failure here: the child must not outlive us (nor block writing its part).
+        os.kill(pid, signal.SIGKILL)
+        raise
     finally:
+        inp.close()
         _, status = os.waitpid(pid, 0)
     if status != 0 or part is None:
         # The first half is indexed; the caller's next refresh() reads the rest in this process.
@@ -110,6 +117,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     # Imported only now: the first screen needs the first range, not the pool.
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import TimeoutError as FuturesTimeout
 
     starts = [start]
     while (following := next_envelope(source, starts[-1] + step)) is not None:
@@ -117,21 +125,53 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     ends = starts[1:] + [None]
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     with _stdio_with_file_descriptors():
-        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method))
+        pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
+                                   initializer=_quiet_child)
         futures = [pool.submit(index_range, source.path, a, b, source.verify_md5,
                                source.rank_from_name, (source.pid, source.started))
                    for a, b in zip(starts, ends)]
-    with pool:
+    finished = False
+    try:
         for start, future in zip(starts, futures):
-            if cancelled():
-                for other in futures:
-                    other.cancel()
-                return
-            part = future.result()
+            while True:  # waiting in short steps: quitting must not wait for a part to be done
+                if cancelled():
+                    return
+                try:
+                    part = future.result(timeout=0.05)  # a failed part raises: the caller
+                    break                              # reads the rest here
+                except FuturesTimeout:
+                    continue
             with index.lock:
                 source.close_open_at(start)
                 index.merge_part(source, part)
             progress()
+        finished = True
+    finally:
+        if not finished:
+            _stop_workers(pool)
+        pool.shutdown(wait=False, cancel_futures=True)
+
+
+def _stop_workers(pool) -> None:
+    """End the pool's processes now (quitting, or a part failed): at exit Python would otherwise
+    wait for each to finish the part it is indexing (a second or more). Before shutdown(), which
+    forgets them."""
+    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
+    if terminate is not None:
+        terminate()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
+
+
+def _quiet_child() -> None:
+    """An indexing child leaves signals to its parent: Ctrl-C, a closed terminal or a closed pipe
+    end it without a traceback (its parent says what happened)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    os.close(devnull)
 
 
 @contextmanager

@@ -17,7 +17,7 @@ class Problem:
 
     @property
     def path(self) -> str:
-        return self.source.path
+        return self.source.name
 
     @property
     def line(self) -> int:

@@ -53,7 +53,7 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
         "id": node.id,
         "rank": node.rank,
         "process": node.group.pid,  # when the compile's file has no rank: its process
-        "source": node.source.path if node.source is not None else None,
+        "source": node.source.name if node.source is not None else None,
         "status": compile_.status.word,
         "function": node.function(),
         "location": node.location(),
@@ -87,7 +87,7 @@ def outside_entry(node: CompileNode) -> dict:
     kinds = Counter([a.name for a in node.artifacts if a.kind.role.value not in ("dynamic", "version", "string")]
                     + [d.kind for d in node.dynamic])
     return {"rank": node.rank, "process": node.group.pid,
-            "source": node.source.path if node.source is not None else None,
+            "source": node.source.name if node.source is not None else None,
             "records": dict(kinds.most_common()), "artifacts": node.artifact_names()}
 
 
@@ -109,7 +109,7 @@ def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
 
 
 def _source(source) -> dict:
-    entry = {"path": source.path, "kind": "trace" if isinstance(source, TraceFile) else "text",
+    entry = {"path": source.name, "kind": "trace" if isinstance(source, TraceFile) else "text",
              "bytes": source.size, "records": len(source.offsets)}
     if isinstance(source, TraceFile):
         entry.update(rank=source.rank, pid=source.pid, started=source.started,

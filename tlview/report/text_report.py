@@ -14,7 +14,7 @@ from rich.text import Text
 from tlview.model.look import CAUSE_STYLE, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
-from tlview.textsafe import one_line, visible
+from tlview.textsafe import one_line, visible, visible_data
 
 
 def _rstripped(text: Text) -> Text:
@@ -23,6 +23,8 @@ def _rstripped(text: Text) -> Text:
 
 
 def render_report(summary: dict, console: Console) -> None:
+    # Everything printed comes from the logs: escape codes in it are shown, never acted on.
+    summary = visible_data(summary)
     totals = summary["totals"]
     # In a run of several ranks or processes, every compile id is named with its rank.
     grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1

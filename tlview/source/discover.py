@@ -1,16 +1,31 @@
-"""Finding logs: a path is a trace file, a trace folder, or TORCH_LOGS text; told apart by content."""
+"""Finding logs: a path is a trace file, a trace folder, or TORCH_LOGS text; told apart by content.
+
+Whatever sits in a folder (pipes, devices, broken or looping links, compressed or unreadable
+files), finding logs never blocks, never reads a file twice and never fails: what it skips it
+says, with the path, in a note. A named pipe is never opened (that blocks until a writer comes).
+"""
 
 from __future__ import annotations
 
+import errno
 import os
 import re
+import shlex
+import stat
 from dataclasses import dataclass
 
 from tlview.source.text_log import LINE_RE, clean_line
 
 TRACE_LINE = re.compile(rb"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
+TRACE_LINE_INSIDE = re.compile(rb"V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 SNIFF_BYTES = 64 << 10
+BOM = b"\xef\xbb\xbf"  # editors and some Windows tools put it before the first line
+
+# What a compressed file starts with: its format, and the tool that prints it decompressed.
+COMPRESSED = ((b"\x1f\x8b", "gzip", "zcat"), (b"BZh", "bzip2", "bzcat"),
+              (b"\xfd7zXZ\x00", "xz", "xzcat"), (b"\x28\xb5\x2f\xfd", "zstd", "zstdcat"))
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".xz", ".zst")
 
 TRACE = "trace"
 TEXT = "text"
@@ -25,26 +40,135 @@ class FoundLog:
     path: str
     kind: str  # TRACE or TEXT
     rank_from_name: int | None
+    name: str | None = None  # what to call it, when not its path (stdin's copy is "stdin")
+
+    @property
+    def shown_name(self) -> str:
+        return self.name or shown(self.path)
 
 
 def sniff(path: str) -> str | None:
     """TRACE, TEXT or None, from the first lines of the file (never from its name)."""
     try:
-        with open(path, "rb") as f:
-            head = f.read(SNIFF_BYTES)
+        return sniff_bytes(read_head(path))
     except OSError:
         return None
+
+
+def read_head(path: str) -> bytes:
+    """A regular file's first bytes; b"" for anything else. Never blocks: a named pipe is opened
+    without waiting for a writer (O_NONBLOCK), and not read (that would take a job's output)."""
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return b""
+        return f.read(SNIFF_BYTES)
+
+
+def sniff_bytes(head: bytes) -> str | None:
+    """TRACE, TEXT or None, from a log's first bytes."""
     text_hits = 0
-    for line in head.split(b"\n")[:200]:
+    for line in head.removeprefix(BOM).split(b"\n")[:200]:
         if not line.strip() or line[:1] == b"\t":
             continue
-        if TRACE_LINE.match(line):
+        if is_trace_line(line):
             return TRACE
         if LINE_RE.match(clean_line(line)):
             text_hits += 1
             if text_hits >= 1:
                 return TEXT
     return None
+
+
+def is_trace_line(line: bytes) -> bool:
+    # `search` past the start: a first record glued after NULs or a torn write is still a trace
+    return TRACE_LINE.match(line) is not None or (
+        line[:1] in (b"\x00", b"V") and TRACE_LINE_INSIDE.search(line) is not None)
+
+
+def is_log_line(line: bytes) -> bool:
+    """A TORCH_TRACE envelope or a TORCH_LOGS line (a job's own prints are neither)."""
+    return is_trace_line(line) or LINE_RE.match(clean_line(line)) is not None
+
+
+def compressed_hint(path: str, head: bytes) -> str | None:
+    """`x.log.gz is compressed (gzip): zcat x.log.gz > x.log (or ...)`, or None if it is not."""
+    for magic, fmt, tool in COMPRESSED:
+        if head.startswith(magic):
+            break
+    else:
+        return None
+    name = shown(path)
+    quoted = shlex.quote(name)
+    plain = next((name[: -len(s)] for s in COMPRESSED_SUFFIXES if name.endswith(s)), None)
+    into = f"{tool} {quoted} > {shlex.quote(plain)} (or {tool} {quoted} | tlview --follow -)" if plain \
+        else f"{tool} {quoted} | tlview --follow -"
+    return f"{name} is compressed ({fmt}): {into}"
+
+
+def special_file_hint(path: str, mode: int) -> str | None:
+    """Why a path that is neither a folder nor a regular file cannot be read as a log."""
+    what = special_kind(mode)
+    if what is None:
+        return None
+    name = shown(path)
+    if stat.S_ISFIFO(mode):
+        return f"{name} is a named pipe: pipe it in with `cat {shlex.quote(name)} | tlview --follow -`"
+    return f"{name} is {what}, not a log file"
+
+
+def special_kind(mode: int) -> str | None:
+    """What a path is that is neither a folder nor a regular file: `a named pipe`, `a device`..."""
+    if stat.S_ISREG(mode) or stat.S_ISDIR(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a special file"
+
+
+def shown(path: str) -> str:
+    """A path as it can be printed: a byte that is not UTF-8 in a file name shows as `\\xff`."""
+    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
+def stat_path(path: str) -> os.stat_result:
+    """os.stat, or NoLogsError saying truly what is wrong (a broken or looping link is not
+    "no such file")."""
+    try:
+        return os.stat(path)
+    except OSError as exc:
+        raise NoLogsError(unreachable(path, exc)) from None
+
+
+def unreachable(path: str, exc: OSError) -> str:
+    name = shown(path)
+    if exc.errno == errno.ELOOP:
+        return f"{name}: a symbolic link loop"
+    if exc.errno == errno.ENOENT:
+        if os.path.islink(path):
+            return f"{name}: a broken symbolic link (to {shown(os.readlink(path))})"
+        return f"{name}: no such file or folder"
+    if exc.errno == errno.EACCES:
+        return f"{name}: not readable (permission denied)"
+    return f"{name}: {exc.strerror or exc}"
+
+
+def check_readable(path: str) -> None:
+    """An existing path that can never hold a log gets a true one-line message (NoLogsError):
+    a pipe, a device, a compressed file. Nothing blocks: a pipe is known by stat, not opened."""
+    st = stat_path(path)
+    if hint := special_file_hint(path, st.st_mode):
+        raise NoLogsError(hint)
+    if stat.S_ISREG(st.st_mode) and st.st_size:
+        try:
+            head = read_head(path)
+        except OSError as exc:
+            raise NoLogsError(unreachable(path, exc)) from None
+        if hint := compressed_hint(path, head):
+            raise NoLogsError(hint)
 
 
 def rank_from_name(path: str) -> int | None:
@@ -54,59 +178,116 @@ def rank_from_name(path: str) -> int | None:
 
 def find_logs(path: str, latest: bool = False) -> tuple[list[FoundLog], list[str]]:
     """The logs under `path` and notes on what was skipped. Raises NoLogsError for nothing to read."""
-    if not os.path.exists(path):
-        raise NoLogsError(f"{path}: no such file or folder")
+    st = stat_path(path)
     if not os.access(path, os.R_OK):
-        raise NoLogsError(f"{path}: not readable (permission denied)")
+        raise NoLogsError(f"{shown(path)}: not readable (permission denied)")
     notes: list[str] = []
-    if os.path.isdir(path):
-        candidates = folder_files(path)
-        if not candidates:
-            raise NoLogsError(f"{path}: the folder is empty")
+    if stat.S_ISDIR(st.st_mode):
+        candidates = folder_files(path, notes)
+        if not candidates and not notes:
+            raise NoLogsError(f"{shown(path)}: the folder is empty")
     else:
-        if os.path.getsize(path) == 0:
-            raise NoLogsError(f"{path}: the file is empty")
+        check_readable(path)
+        if st.st_size == 0:
+            raise NoLogsError(f"{shown(path)}: the file is empty")
         candidates = [path]
     found: list[FoundLog] = []
+    compressed: list[str] = []
     for candidate in candidates:
-        if os.path.getsize(candidate) == 0:
-            notes.append(f"{candidate}: empty file, skipped")
+        try:
+            head = read_head(candidate)
+        except OSError as exc:
+            notes.append(f"{unreachable(candidate, exc)}, skipped")
             continue
-        kind = sniff(candidate)
+        if not head:
+            notes.append(f"{shown(candidate)}: empty file, skipped")
+            continue
+        kind = sniff_bytes(head)
         if kind is None:
-            if candidate == path:
-                raise NoLogsError(f"{path}: not a TORCH_TRACE file or TORCH_LOGS text "
+            if hint := compressed_hint(candidate, head):
+                compressed.append(hint)
+                notes.append(f"{hint}; skipped")
+            elif candidate == path:
+                raise NoLogsError(f"{shown(path)}: not a TORCH_TRACE file or TORCH_LOGS text "
                                   "(no trace record or log line in its first 64 KiB)")
             continue
         found.append(FoundLog(candidate, kind, rank_from_name(candidate)))
     if not found:
-        raise NoLogsError(f"{path}: no TORCH_TRACE file or TORCH_LOGS text in this folder")
+        why = f"{shown(path)}: no TORCH_TRACE file or TORCH_LOGS text in this folder"
+        if compressed:
+            why += f"; {len(compressed)} compressed: {compressed[0]}"
+        elif notes:
+            why += f" ({notes[0]})"
+        raise NoLogsError(why)
     found.sort(key=lambda f: f.kind != TRACE)  # traces first: their order of compile ids leads
     if latest:
         traces = [f for f in found if f.kind == TRACE]
         if traces:
-            newest = max(traces, key=lambda f: os.path.getmtime(f.path))
-            notes.append(f"--latest: reading {newest.path} only")
+            newest = max(traces, key=lambda f: _mtime(f.path))
+            notes.append(f"--latest: reading {shown(newest.path)} only")
             found = [newest]
     return found, notes
 
 
-def folder_files(folder: str) -> list[str]:
-    """Regular files in the folder and one level down (a TORCH_COMPILE_DEBUG tree), sorted."""
+def _mtime(path: str) -> float:
+    try:
+        return os.path.getmtime(path)
+    except OSError:
+        return 0.0
+
+
+def folder_files(folder: str, notes: list[str] | None = None) -> list[str]:
+    """Regular files in the folder and one level down (a TORCH_COMPILE_DEBUG tree), sorted.
+
+    Each file once: a link to a file or folder already listed (`ln -s . loop`) adds nothing.
+    What is not a regular file (a pipe, a device, a broken or looping link, a folder that
+    cannot be listed) is skipped, and told in `notes`.
+    """
+    notes = [] if notes is None else notes
     files: list[str] = []
+    seen: set[tuple[int, int]] = set()
+    try:
+        top = os.stat(folder)
+        seen.add((top.st_dev, top.st_ino))
+    except OSError:
+        pass
+    subdirs = []
+    for path, st in _entries(folder, notes, top=True):
+        if stat.S_ISDIR(st.st_mode):
+            subdirs.append((path, st))
+        elif (st.st_dev, st.st_ino) not in seen:
+            seen.add((st.st_dev, st.st_ino))
+            files.append(path)
+    for sub, st in subdirs:
+        if (st.st_dev, st.st_ino) in seen:
+            continue  # a link back to a folder already listed (`ln -s . loop`)
+        seen.add((st.st_dev, st.st_ino))
+        for path, st in _entries(sub, notes, top=False):
+            if not stat.S_ISDIR(st.st_mode) and (st.st_dev, st.st_ino) not in seen:
+                seen.add((st.st_dev, st.st_ino))
+                files.append(path)
+    return files
+
+
+def _entries(folder: str, notes: list[str], top: bool):
+    """(path, stat) of the folder's regular files and folders; anything else noted, never opened."""
     try:
         entries = sorted(os.scandir(folder), key=lambda e: e.name)
     except OSError as exc:
-        raise NoLogsError(f"{folder}: cannot list the folder ({exc.strerror})") from None
-    subdirs = []
+        if top:
+            raise NoLogsError(f"{shown(folder)}: cannot list the folder ({exc.strerror})") from None
+        notes.append(f"{shown(folder)}: cannot list the folder ({exc.strerror}), skipped")
+        return
     for entry in entries:
-        if entry.is_file():
-            files.append(entry.path)
-        elif entry.is_dir() and not entry.name.startswith("."):
-            subdirs.append(entry.path)
-    for sub in subdirs:
         try:
-            files.extend(e.path for e in sorted(os.scandir(sub), key=lambda e: e.name) if e.is_file())
-        except OSError:
+            st = entry.stat()  # follows links: a link to a log is read
+        except OSError as exc:
+            notes.append(f"{unreachable(entry.path, exc)}, skipped")
             continue
-    return files
+        if stat.S_ISDIR(st.st_mode):
+            if top and not entry.name.startswith("."):
+                yield entry.path, st
+        elif what := special_kind(st.st_mode):
+            notes.append(f"{shown(entry.path)}: {what}, skipped")
+        else:
+            yield entry.path, st

@@ -12,7 +12,16 @@ import os
 import threading
 from dataclasses import dataclass, field
 
-from tlview.source.discover import TEXT, TRACE, FoundLog, NoLogsError, folder_files, rank_from_name, sniff
+from tlview.source.discover import (
+    TEXT,
+    TRACE,
+    FoundLog,
+    NoLogsError,
+    compressed_hint,
+    folder_files,
+    rank_from_name,
+    sniff,
+)
 
 FIRST_BYTES = 512  # what identifies a file's content: a re-run rewrites its first line
 
@@ -21,6 +30,8 @@ FIRST_BYTES = 512  # what identifies a file's content: a re-run rewrites its fir
 class FollowChanges:
     new_logs: list[FoundLog] = field(default_factory=list)
     replaced: list[str] = field(default_factory=list)  # paths truncated, rewritten or rotated
+    removed: list[str] = field(default_factory=list)  # paths deleted or renamed away
+    retired: list[str] = field(default_factory=list)  # new names of followed files renamed away
     waiting: str = ""  # why nothing can be read yet
 
 
@@ -38,18 +49,25 @@ class _Known:
     inode: tuple
     head: str  # digest of the first bytes once there were FIRST_BYTES of them
     head_len: int
+    seen: tuple = ()  # (size, mtime) when the head was last checked: unchanged, not read again
 
 
 class Follower:
     """Finds the logs under `path` as they appear and tells when one was replaced."""
 
     def __init__(self, path: str, force_polling: bool = False, poll_interval: float = 1.0,
-                 kind: str | None = None) -> None:
+                 kind: str | None = None, name: str | None = None) -> None:
         self.path = path
+        self.name = name  # what to call the followed path when not by it (stdin's temp copy)
         self.force_polling = force_polling
         self.poll_interval = poll_interval
-        self.kind = kind  # forced kind (stdin is TORCH_LOGS text before its first line arrives)
+        self.kind = kind  # the kind, when known before the content (stdin's, from its first line)
         self.known: dict[str, _Known] = {}
+        # Files that were followed and then replaced or renamed away (`mv x.log x.log.1`): a run
+        # that is over, not a new log, when they show up under another name.
+        # (Their first bytes too: a deleted file's inode is soon another file's.)
+        self.retired: dict[tuple, _Known] = {}
+        self.retired_paths: set[str] = set()
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._watcher: threading.Thread | None = None
@@ -60,24 +78,62 @@ class Follower:
         """New logs, and logs replaced since the last call (`sizes`: bytes indexed per path)."""
         changes = FollowChanges()
         if not os.path.exists(self.path):
-            changes.waiting = f"waiting for {self.path} to appear"
+            for path, known in list(self.known.items()):  # the folder was deleted: its runs too
+                self._retire(known)
+                changes.removed.append(path)
+            self.known.clear()
+            changes.waiting = f"waiting for {self.name or self.path} to appear"
             return changes
         candidates = folder_files(self.path) if os.path.isdir(self.path) else [self.path]
+        present = set(candidates)
+        for path in [p for p in self.known if p not in present or not os.path.exists(p)]:
+            self._retire(self.known.pop(path))
+            changes.removed.append(path)
         for path in candidates:
             known = self.known.get(path)
             if known is None:
+                if path in self.retired_paths:
+                    continue
+                if self._is_retired(path):
+                    self.retired_paths.add(path)
+                    changes.retired.append(path)
+                    continue
                 log = self._recognize(path)
                 if log is not None:
                     self.known[path] = self._identify(log)
                     changes.new_logs.append(log)
                 continue
             if self._was_replaced(known, sizes.get(path, 0)):
+                self._retire(known)
                 changes.replaced.append(path)
                 self.known[path] = self._identify(known.log)
         if not self.known:
             changes.waiting = (f"waiting for trace files in {self.path}" if os.path.isdir(self.path)
-                               else f"waiting for {self.path} to hold a log line")
+                               else f"waiting for {self.name or self.path} to hold a log line")
+            if hint := self._compressed_hint(candidates):
+                changes.waiting += f" ({hint})"
         return changes
+
+    def _compressed_hint(self, candidates: list[str]) -> str:
+        """What to do with the compressed logs of a folder that holds nothing else (told once)."""
+        for path in candidates[:50]:
+            try:
+                with open(path, "rb") as f:
+                    head = f.read(8)
+            except OSError:
+                continue
+            if hint := compressed_hint(path, head):
+                return hint
+        return ""
+
+    def _retire(self, known: _Known) -> None:
+        if known.inode:
+            self.retired[known.inode] = known
+
+    def _is_retired(self, path: str) -> bool:
+        """`path` is a followed file under a new name: its inode and first bytes."""
+        known = self.retired.get(_inode(path)) if self.retired else None
+        return known is not None and first_bytes_digest(path, known.head_len) == known.head
 
     def _recognize(self, path: str) -> FoundLog | None:
         try:
@@ -88,7 +144,7 @@ class Follower:
         kind = self.kind or sniff(path)
         if kind not in (TRACE, TEXT):
             return None
-        return FoundLog(path, kind, rank_from_name(path))
+        return FoundLog(path, kind, rank_from_name(path), self.name if path == self.path else None)
 
     def _identify(self, log: FoundLog) -> _Known:
         try:
@@ -105,11 +161,14 @@ class Follower:
         try:
             st = os.stat(known.log.path)
         except OSError:
-            return False  # gone for now (rotation in progress): keep what was read
+            return False  # gone: sync() drops it
         if known.inode and (st.st_dev, st.st_ino) != known.inode:
             return True
         if st.st_size < indexed:
             return True
+        if (st.st_size, st.st_mtime_ns) == known.seen:
+            return False  # untouched since the last look: its first bytes were not read again
+        known.seen = (st.st_size, st.st_mtime_ns)
         if known.head_len and first_bytes_digest(known.log.path, known.head_len) != known.head:
             return True
         if known.head_len < FIRST_BYTES and st.st_size > known.head_len:
@@ -129,8 +188,10 @@ class Follower:
         self._wake.set()
 
     def wait(self) -> None:
-        """Until a file changed (watchfiles) or the poll interval passed."""
-        self._wake.wait(self.poll_interval)
+        """Until a file changed (watchfiles) or the poll interval passed. The poll looks at every
+        file (about 20 µs each): a folder of thousands is polled less often, so that an idle follow
+        stays idle (watchfiles still wakes it at once)."""
+        self._wake.wait(max(self.poll_interval, len(self.known) / 1000))
         self._wake.clear()
 
     def _watch(self) -> None:
@@ -158,6 +219,14 @@ class Follower:
                 break
             path = parent
         return path
+
+
+def _inode(path: str) -> tuple:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return ()
+    return (st.st_dev, st.st_ino)
 
 
 def check_followable(path: str) -> None:

@@ -28,37 +28,174 @@ class DecodedPayload:
 
 
 def decode_region(region: bytes) -> DecodedPayload:
-    """Strip the TABs off a payload region; report lines that are not payload lines."""
-    if not region:
-        return DecodedPayload(b"", [], [])
-    body = region if region.endswith(b"\n") else region + b"\n"
-    # Fast path: every line starts with TAB (true of every real file we have seen).
-    if body[0] == 9 and body.count(b"\n\t") == body.count(b"\n") - 1:
-        text = body[1:-1].replace(b"\n\t", b"\n")
-        if b"\r" in text:  # a file that went through Windows line endings
-            text = text.replace(b"\r\n", b"\n").removesuffix(b"\r")
-        return DecodedPayload(text, [], [])
-    lines: list[bytes] = []
-    blank: list[int] = []
-    bad: list[int] = []
-    pos = 0
-    end = len(body)
-    in_payload = True
+    """Strip the TABs off a (small) payload region; report lines that are not payload lines."""
+    decoder = PayloadDecoder(keep=len(region))
+    decoder.feed(region)
+    decoder.close()
+    return DecodedPayload(decoder.kept_text(), decoder.blank_lines, decoder.bad_lines)
+
+
+_AT_LINE_START, _IN_PAYLOAD_LINE, _IN_OTHER_LINE = range(3)
+
+
+class PayloadDecoder:
+    """A payload region decoded as it is fed, in pieces of any size: its md5, the lines that are
+    not payload, and (up to `keep` bytes) its text.
+
+    Written by hand because memory must not follow a payload's size: a 500 MB payload, or a 2 GB
+    line with no newline, is hashed a few MiB at a time. The rules are tlparse's: one TAB starts
+    each payload line, a trailing CR is dropped, blank lines inside are skipped; the first line
+    that is none of these ends the payload (it and what follows are reported as bad lines)."""
+
+    __slots__ = ("digest", "keep", "kept", "kept_size", "truncated", "blank_lines", "bad_lines",
+                 "size", "_pos", "_state", "_in_payload", "_lines", "_held_cr", "_line_start",
+                 "_other_len", "_other_marks", "_other_last")
+
+    def __init__(self, keep: int = 0) -> None:
+        self.digest = hashlib.md5()
+        self.keep = keep  # bytes of payload text to keep (0: only hash it)
+        self.kept: list[bytes] = []
+        self.kept_size = 0
+        self.truncated = False  # more text came than `keep`
+        self.blank_lines: list[int] = []
+        self.bad_lines: list[int] = []
+        self.size = 0  # bytes of payload text
+        self._pos = 0  # region offset of the next byte fed
+        self._state = _AT_LINE_START
+        self._in_payload = True
+        self._lines = 0  # payload lines so far (a newline goes between two)
+        self._held_cr = False  # a CR at the end of a piece: dropped if its line ends there
+        self._line_start = 0
+        self._other_len = 0  # a line that is not payload: its length, non-space bytes, last byte
+        self._other_marks = 0
+        self._other_last = 0
+
+    @property
+    def md5(self) -> str:
+        return self.digest.hexdigest()
+
+    @property
+    def payload_ended(self) -> bool:
+        """A line that is not payload began (one of more than a CR cannot be a blank line)."""
+        return not self._in_payload or (self._state == _IN_OTHER_LINE and self._other_len > 1)
+
+    def kept_text(self) -> bytes:
+        return b"".join(self.kept)
+
+    def _emit(self, text: bytes) -> None:
+        self.digest.update(text)
+        self.size += len(text)
+        if self.kept_size < self.keep:
+            room = self.keep - self.kept_size
+            self.kept.append(text if len(text) <= room else text[:room])
+            self.kept_size += min(len(text), room)
+            self.truncated = self.truncated or len(text) > room
+        elif text:
+            self.truncated = True
+
+    def _start_payload_line(self) -> None:
+        if self._lines:
+            self._emit(b"\n")
+        self._lines += 1
+
+    def feed(self, data: bytes) -> None:
+        i, n, base = 0, len(data), self._pos
+        slow_until = -1  # lines up to here failed the fast path: take them one by one
+        while i < n:
+            state = self._state
+            if state == _AT_LINE_START:
+                self._line_start = base + i
+                if self._in_payload and data[i] == 9:
+                    # Fast path: a run of whole TAB lines (every real payload) in one replace.
+                    last = data.rfind(b"\n", i) if i > slow_until else -1
+                    if last > i:
+                        part = data[i:last + 1]
+                        count = part.count(b"\n")
+                        if part.count(b"\n\t") == count - 1:
+                            text = part[1:-1].replace(b"\n\t", b"\n")
+                            if b"\r" in text:  # a file that went through Windows line endings
+                                text = text.replace(b"\r\n", b"\n").removesuffix(b"\r")
+                            self._start_payload_line()
+                            self._lines += count - 1
+                            self._emit(text)
+                            i = last + 1
+                            continue
+                        slow_until = last
+                    self._start_payload_line()
+                    self._state = _IN_PAYLOAD_LINE
+                    i += 1
+                else:
+                    self._state = _IN_OTHER_LINE
+                    self._other_len = self._other_marks = self._other_last = 0
+                continue
+            nl = data.find(b"\n", i)
+            stop = n if nl < 0 else nl
+            if state == _IN_PAYLOAD_LINE:
+                if self._held_cr:
+                    self._held_cr = False
+                    if stop > i:
+                        self._emit(b"\r")
+                piece = data[i:stop]
+                if piece.endswith(b"\r"):
+                    piece = piece[:-1]
+                    self._held_cr = True
+                if piece:
+                    self._emit(piece)
+            else:
+                piece = data[i:stop]
+                self._other_len += len(piece)
+                self._other_marks += len(piece) - piece.count(b" ")
+                if piece:
+                    self._other_last = piece[-1]
+            if nl < 0:
+                break
+            self._end_line()
+            i = nl + 1
+        self._pos = base + n
+
+    def _end_line(self) -> None:
+        if self._state == _IN_PAYLOAD_LINE:
+            self._held_cr = False  # a CR that ends its line is not payload
+        elif self._state == _IN_OTHER_LINE:
+            length, marks = self._other_len, self._other_marks
+            if self._other_last == 13:
+                length, marks = length - 1, marks - 1
+            if self._in_payload and length == 0:
+                self.blank_lines.append(self._line_start)  # tlparse skips them; so do we
+            else:
+                self._in_payload = False
+                if marks > 0:  # the same test as between records: only spaces are blank
+                    self.bad_lines.append(self._line_start)
+        self._state = _AT_LINE_START
+
+    def close(self) -> "PayloadDecoder":
+        """The region ended: a last line with no newline ends here."""
+        if self._state != _AT_LINE_START:
+            self._end_line()
+        return self
+
+
+def decode_file_region(read_range, start: int, end: int, keep: int = 0, step: int = 4 << 20,
+                       for_display: bool = False) -> PayloadDecoder:
+    """Decode [start, end) of a file `step` bytes at a time (`read_range(a, b)` reads it).
+
+    `for_display`: pause between steps (a UI thread gets the GIL), and stop reading once `keep`
+    bytes of text are kept or the payload has ended (what follows is not shown: a hole or garbage
+    after a record is not read to its end)."""
+    decoder = PayloadDecoder(keep)
+    pos = start
     while pos < end:
-        nl = body.find(b"\n", pos)
-        line = body[pos:nl]
-        if line.endswith(b"\r"):
-            line = line[:-1]
-        if in_payload and line[:1] == b"\t":
-            lines.append(line[1:])
-        elif in_payload and line == b"":
-            blank.append(pos)  # tlparse skips blank lines inside a payload; so do we
-        else:
-            in_payload = False
-            if line.strip(b" "):  # the same test as between records: only spaces are blank
-                bad.append(pos)
-        pos = nl + 1
-    return DecodedPayload(b"\n".join(lines), blank, bad)
+        data = read_range(pos, min(end, pos + step))
+        if not data:
+            break  # the file shrank under us
+        decoder.feed(data)
+        pos += len(data)
+        if for_display:
+            if decoder.truncated or decoder.payload_ended:
+                break
+            if pos < end:
+                time.sleep(0)
+    return decoder.close()
 
 
 def md5_hex(data: bytes) -> str:
@@ -78,19 +215,6 @@ def pread_exact(fd: int, start: int, end: int) -> bytes:
     return b"".join(chunks)
 
 
-def line_number_at(fd: int, offset: int) -> int:
-    """1-based line number of a byte offset, counted on demand (indexing does not count lines)."""
-    count = 0
-    pos = 0
-    while pos < offset:
-        chunk = os.pread(fd, min(1 << 22, offset - pos), pos)
-        if not chunk:
-            break
-        count += chunk.count(b"\n")
-        pos += len(chunk)
-    return count + 1
-
-
 @dataclass(eq=False)
 class LoadedPayload:
     """A payload read for display: its lines, whether its md5 matched, and what was wrong."""
@@ -107,51 +231,44 @@ class LoadedPayload:
         return self._text
 
     @classmethod
-    def of_text(cls, text: str) -> "LoadedPayload":
-        payload = cls(text.split("\n"))
+    def of_text(cls, text: str, md5_ok: bool | None = None,
+                problems: list[str] | None = None) -> "LoadedPayload":
+        payload = cls(text.split("\n"), md5_ok, problems or [])
         payload._text = text
         return payload
 
 
-def load_payload(read_range, start: int, end: int, expected_md5: str | None,
-                 line_number=None, step: int = LOAD_STEP) -> LoadedPayload:
-    """The payload in [start, end) of a file (`read_range(a, b)` reads it), decoded in steps.
+SHOWN_BYTES = 8 << 20  # a pane shows the start of a bigger payload (memory follows what is shown)
 
-    A big payload is read, hashed and split `step` bytes at a time with a pause between steps,
-    so that a UI thread gets the GIL in between instead of stalling for seconds."""
-    digest = hashlib.md5()
-    lines: list[str] = []
+
+def load_payload(read_range, start: int, end: int, expected_md5: str | None,
+                 line_number=None, step: int = LOAD_STEP, shown: int = SHOWN_BYTES) -> LoadedPayload:
+    """The payload in [start, end) of a file (`read_range(a, b)` reads it), decoded in steps with
+    a pause between steps (a UI thread gets the GIL in between instead of stalling for seconds).
+
+    Only the first `shown` bytes of text are kept: a bigger payload shows its start at once, and
+    says so (its md5 is then not checked: that would read it all)."""
+    decoder = decode_file_region(read_range, start, end, keep=shown, step=step, for_display=True)
     problems: list[str] = []
-    blank = 0
-    pos = start
-    carry = b""
-    first = True
-    while pos < end or carry:
-        block = carry + (read_range(pos, min(end, pos + step)) if pos < end else b"")
-        block_start = pos - len(carry)
-        pos = min(end, pos + step)
-        cut = block.rfind(b"\n") + 1 if pos < end else len(block)
-        if cut == 0:
-            carry = block
-            continue
-        part, carry = block[:cut], block[cut:]
-        decoded = decode_region(part)
-        digest.update(decoded.text if first else b"\n" + decoded.text)
-        first = False
-        lines.extend(decoded.text.decode("utf-8", "replace").split("\n"))
-        blank += len(decoded.blank_lines)
-        if decoded.bad_lines:
-            where = f"line {line_number(block_start + decoded.bad_lines[0])}: " if line_number else ""
-            problems.append(f"{where}{len(decoded.bad_lines)} line(s) that are neither payload nor a "
-                            "record follow it (not shown)")
-            break
-        if pos < end:
-            time.sleep(0)  # let a UI thread have the GIL
     md5_ok = None
-    if expected_md5 is not None:
-        md5_ok = digest.hexdigest() == expected_md5
+    if decoder.truncated:
+        problems.append(f"a payload of {size_text(end - start)}: only its first {size_text(shown)} are shown, "
+                        "and its md5 was not checked")
+    elif expected_md5 is not None:
+        md5_ok = decoder.md5 == expected_md5
         if not md5_ok:
             problems.insert(0, "md5 mismatch: " + MD5_MISMATCH)
-    if blank:
-        problems.append(f"{blank} blank line(s) inside the payload were skipped")
-    return LoadedPayload(lines if not first else [""], md5_ok, problems)
+    if decoder.bad_lines:
+        where = f"line {line_number(start + decoder.bad_lines[0])}: " if line_number else ""
+        problems.append(f"{where}what follows it is neither payload nor a record (not shown)")
+    if decoder.blank_lines:
+        problems.append(f"{len(decoder.blank_lines)} blank line(s) inside the payload were skipped")
+    text = decoder.kept_text().decode("utf-8", "replace")
+    return LoadedPayload.of_text(text, md5_ok, problems)
+
+
+def size_text(n: int) -> str:
+    """`3 bytes`, `1,024 bytes`, `1.5 MiB`, `512 MiB`: sizes in messages."""
+    if n < 1 << 20:
+        return f"{n:,} byte" + ("" if n == 1 else "s")
+    return f"{n / (1 << 20):,.1f} MiB".replace(".0 MiB", " MiB")

@@ -10,9 +10,59 @@ with SIGBUS, and a job re-run into the same folder truncates its files.
 
 from __future__ import annotations
 
+import errno
 import os
+import threading
+from collections import OrderedDict
 
-from tlview.source.payload import line_number_at, pread_exact
+from tlview.source.payload import pread_exact
+
+
+class OpenFiles:
+    """The descriptors of the files being read, at most `limit` open at once: a folder of 5,000
+    rank files must not exhaust a process's usual 1,024. The least recently read is closed, and
+    opened again when needed (and checked to be the same file: a rotated path is another file).
+    One lock covers opening, evicting and reading, so a descriptor is never closed mid-read."""
+
+    def __init__(self, limit: int = 256) -> None:
+        try:
+            import resource
+
+            soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+            if soft != resource.RLIM_INFINITY:
+                limit = max(8, min(limit, soft // 4))  # the rest for the UI, pipes, libraries
+        except (ImportError, OSError, ValueError):
+            pass
+        self.limit = limit
+        self.lock = threading.RLock()
+        self._open: OrderedDict[IncrementalFile, None] = OrderedDict()
+
+    def descriptor(self, file: IncrementalFile) -> int:
+        """`file`'s descriptor (call with the lock held)."""
+        if file._fd is not None:
+            self._open.move_to_end(file)
+            return file._fd
+        while len(self._open) >= self.limit:
+            self._open.popitem(last=False)[0]._close_fd()
+        fd = os.open(file.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        identity = (st.st_dev, st.st_ino)
+        if file.identity is None:
+            file.identity = identity
+        elif identity != file.identity:
+            os.close(fd)
+            raise OSError(errno.ESTALE, "the file was replaced since it was read", file.path)
+        file._fd = fd
+        self._open[file] = None
+        return fd
+
+    def forget(self, file: IncrementalFile) -> None:
+        with self.lock:
+            self._open.pop(file, None)
+            file._close_fd()
+
+
+OPEN_FILES = OpenFiles()
 
 
 class IncrementalFile:
@@ -22,47 +72,65 @@ class IncrementalFile:
 
     def __init__(self, path: str) -> None:
         self.path = path
+        self.name = path  # what messages call it (a path shown safely; "stdin" for a pipe's copy)
         self.size = 0
         self.scanned_to = 0  # bytes consumed: always just after a newline
+        self.at_end = False  # finishing: no more bytes will come (a last line may lack its newline)
+        self.identity: tuple | None = None  # (device, inode) of the file first opened
         self._fd: int | None = None
 
     # ---- the file ----------------------------------------------------------------------------
 
-    def open_fd(self) -> int:
-        if self._fd is None:
-            self._fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
-        return self._fd
-
-    def close(self) -> None:
+    def _close_fd(self) -> None:
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
 
+    def close(self) -> None:
+        OPEN_FILES.forget(self)
+
     def read_range(self, start: int, end: int) -> bytes:
-        return pread_exact(self.open_fd(), start, end)
+        with OPEN_FILES.lock:
+            return pread_exact(OPEN_FILES.descriptor(self), start, end)
 
     def line_number(self, offset: int) -> int:
         """1-based line number of a byte offset (counted on demand: the scan does not count lines)."""
-        return line_number_at(self.open_fd(), offset)
+        count = 0
+        pos = 0
+        while pos < offset:
+            chunk = self.read_range(pos, min(offset, pos + (4 << 20)))
+            if not chunk:
+                break
+            count += chunk.count(b"\n")
+            pos += len(chunk)
+        return count + 1
 
     # ---- reading -----------------------------------------------------------------------------
 
     def feed(self, limit: int | None = None) -> int:
         """Index what was appended since the last call (up to `limit` bytes); return bytes read."""
-        fd = self.open_fd()
-        self.size = os.fstat(fd).st_size
+        if self._fd is None and self.identity is not None:
+            # Not open (many files): a stat says whether there is anything new to open it for.
+            st = os.stat(self.path)
+            if (st.st_dev, st.st_ino) == self.identity and st.st_size == self.size:
+                return 0
+        with OPEN_FILES.lock:
+            self.size = os.fstat(OPEN_FILES.descriptor(self)).st_size
         start = pos = self.scanned_to
         end = self.size if limit is None else min(self.size, start + limit)
         while pos < end:
-            data = os.pread(fd, min(self.block_size, end - pos), pos)
+            with OPEN_FILES.lock:
+                data = os.pread(OPEN_FILES.descriptor(self), min(self.block_size, end - pos), pos)
             if not data:
                 break
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 if len(data) < self.block_size:
                     break  # a partial line: wait for its newline
-                self.long_line(pos, data)  # one line longer than a block
-                pos += len(data)
+                used = self.long_line(pos, data)  # one line longer than a block
+                if used == 0:
+                    break  # a line the subclass reads whole, not written to its end yet
+                pos += used
                 self.scanned_to = pos
                 continue
             self.scan_block(data, cut, pos)
@@ -73,16 +141,15 @@ class IncrementalFile:
 
     def finish(self) -> None:
         """The file is complete (not followed, or its writer is gone): take a last line that has
-        no newline, and close the records still open."""
-        fd = self.open_fd()
-        size = os.fstat(fd).st_size
-        if size > self.scanned_to:
-            tail = pread_exact(fd, self.scanned_to, size)
+        no newline as if it had one, and close the records still open."""
+        self.at_end = True
+        self.feed()
+        if self.size > self.scanned_to:  # less than a block, with no newline (feed took the rest)
+            tail = self.read_range(self.scanned_to, self.size)
             if b"\n" not in tail:
                 tail += b"\n"
                 self.scan_block(tail, len(tail), self.scanned_to)
-                self.scanned_to = size
-                self.size = size
+                self.scanned_to = self.size
         self.end_of_input()
 
     # ---- what subclasses say -----------------------------------------------------------------
@@ -91,8 +158,10 @@ class IncrementalFile:
         """Index the complete lines data[:cut], which start at file offset `base`."""
         raise NotImplementedError
 
-    def long_line(self, pos: int, data: bytes) -> None:
-        """`data` (a whole block at `pos`) is part of one line longer than a block."""
+    def long_line(self, pos: int, data: bytes) -> int:
+        """`data` (a whole block at `pos`) is part of one line longer than a block: return the
+        bytes consumed (0: wait for more of the file)."""
+        return len(data)
 
     def after_feed(self) -> None:
         """Called after every feed (a follower may close a record whose payload is whole)."""

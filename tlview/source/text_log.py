@@ -22,7 +22,7 @@ from array import array
 from dataclasses import dataclass
 from typing import Protocol
 
-from tlview.source.payload import LoadedPayload
+from tlview.source.payload import SHOWN_BYTES, LoadedPayload, size_text
 from tlview.source.reader import IncrementalFile
 
 LINE_RE = re.compile(
@@ -35,6 +35,7 @@ _TEE = re.compile(rb"^\[[A-Za-z_]*\d+\]:(?=\[rank|[VIWEC]\d{4} )")  # torchrun's
 PLAIN = "other"
 KEPT_LINES = 4000  # lines of one record handed to the sink; the rest stay on disk
 KEPT_LAZY_LINES = 12  # of a record the sink reads lazily: its head (a graph's first lines)
+KEPT_LINE_CHARS = 16_000  # of one line handed over (a 200 MB print is read from disk if shown)
 
 
 def clean_line(line: bytes) -> bytes:
@@ -122,9 +123,10 @@ class TextLog(IncrementalFile):
                 self._glog(m, line, base + pos, base + nl + 1)
             pos = nl + 1
 
-    def long_line(self, pos: int, data: bytes) -> None:
+    def long_line(self, pos: int, data: bytes) -> int:
         # A line longer than a block (a huge print): a plain record of its first block only.
         self._plain(data[:200], pos, pos + len(data))
+        return len(data)
 
     def end_of_input(self) -> None:
         self.close_records()
@@ -139,7 +141,7 @@ class TextLog(IncrementalFile):
     def _glog(self, m: re.Match, line: bytes, start: int, end: int) -> None:
         pid = m.group("pid")
         key = line[:m.end()]
-        message = line[m.end():].decode("utf-8", "replace")
+        message = line[m.end():m.end() + KEPT_LINE_CHARS].decode("utf-8", "replace")
         current = self._open.get(pid)
         if current is not None and self._keys[pid] == key:
             self._extend(current, message, end)
@@ -164,7 +166,7 @@ class TextLog(IncrementalFile):
                                     m.group("level").decode(), path, [message])
 
     def _plain(self, line: bytes, start: int, end: int) -> None:
-        text = line.decode("utf-8", "replace")
+        text = line[:KEPT_LINE_CHARS].decode("utf-8", "replace")
         current = self._open.get(None)
         if current is not None:
             self._extend(current, text, end)
@@ -178,7 +180,7 @@ class TextLog(IncrementalFile):
         self.ends[record.rec] = end
         keep = KEPT_LAZY_LINES if record.channel in self.sink.lazy_text_channels else KEPT_LINES
         if len(record.lines) < keep:
-            record.lines.append(message)
+            record.lines.append(message[:KEPT_LINE_CHARS])
 
     def _new(self, start: int, end: int, key: bytes | None) -> int:
         self.offsets.append(start)
@@ -198,11 +200,25 @@ class TextLog(IncrementalFile):
     # ---- lazy access ---------------------------------------------------------------------------
 
     def load_payload(self, rec: int) -> LoadedPayload:
-        return LoadedPayload.of_text(self.payload_text(rec))
+        text, more = self._read_record(rec, SHOWN_BYTES)
+        problems = [f"a record of {size_text(more + SHOWN_BYTES)}: only its first "
+                    f"{size_text(SHOWN_BYTES)} are shown"] if more else []
+        return LoadedPayload.of_text(text, None, problems)
 
-    def payload_text(self, rec: int) -> str:
-        """The message lines of record `rec`, prefixes removed, read from disk."""
-        raw = self.read_range(self.offsets[rec], self.ends[rec])
+    def payload_text(self, rec: int, limit: int = SHOWN_BYTES) -> str:
+        """The message lines of record `rec`, prefixes removed, read from disk (its first `limit`
+        bytes: a 200 MB run of prints is shown by its start)."""
+        text, more = self._read_record(rec, limit)
+        return text + (f"\n… {size_text(more)} more of this record not shown" if more else "")
+
+    def _read_record(self, rec: int, limit: int) -> tuple[str, int]:
+        """(the record's text, bytes of it left unread)."""
+        start, end = self.offsets[rec], self.ends[rec]
+        more = max(0, end - start - limit)
+        raw = self.read_range(start, end - more)
+        if more:
+            raw = raw[:raw.rfind(b"\n") + 1] or raw  # whole lines only
+            more = end - start - len(raw)
         key = self.prefixes[rec]
         out = []
         for line in raw.split(b"\n"):
@@ -214,4 +230,4 @@ class TextLog(IncrementalFile):
                 out.append(line[len(key):])
         while out and not out[-1].strip():
             out.pop()
-        return b"\n".join(out).decode("utf-8", "replace")
+        return b"\n".join(out).decode("utf-8", "replace"), more

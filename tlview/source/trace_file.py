@@ -23,12 +23,16 @@ from typing import Protocol
 
 import orjson
 
-from tlview.source.payload import MD5_MISMATCH, decode_region, md5_hex
+from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine
+from tlview.source.payload import MD5_MISMATCH, decode_file_region, size_text
 from tlview.source.reader import IncrementalFile
 from tlview.source.trace_records import TraceRecords, loads_metadata
 
 _CLOSING = (ord("}"), ord("\r"))
-_HAS_PAYLOAD = b'"has_payload": "'
+_BOM = b"\xef\xbb\xbf"
+KINDS_MAX = 10_000  # record kinds told apart in one file (torch has about a hundred)
+OTHER_KINDS = "(other kinds)"
+PAYLOAD_KEPT = 16 << 20  # of a payload the index parses (reasons, guards): more is not read
 CONTEXT_KEYS = frozenset(
     {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload",
      "subgraph_name", "severity", "timestamp", "pathname", "thread"}
@@ -70,7 +74,7 @@ class OpenRecord:
     wants_payload: bool
 
 
-class TraceFile(TraceRecords, IncrementalFile):
+class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
     """One trace file: its records' offsets and the scanning state."""
 
     def __init__(self, path: str, sink: RecordSink, verify_md5: bool = False,
@@ -98,27 +102,20 @@ class TraceFile(TraceRecords, IncrementalFile):
         self._event_cache: dict[bytes, dict] = {}
         self._verified_rec = -1  # the last record whose md5 was checked when it closed
         self._open: OpenRecord | None = None
-        self._skipping_long_line = False
+        self._long: LongLine | None = None
 
     # ---- what the shared reader asks -------------------------------------------------------------
-
-    def long_line(self, pos: int, data: bytes) -> None:
-        # A payload line is skipped over (the index only needs line starts); anything else is reported.
-        if not self._skipping_long_line and data[:1] != b"\t":
-            self._close_open(pos)
-            self.sink.on_problem(self, pos, "long line",
-                                 f"a line over {self.block_size >> 20} MiB that is not payload")
-        self._skipping_long_line = True
 
     def after_feed(self) -> None:
         rec = self._open
         if rec is not None and rec.wants_payload and rec.md5:
             # Following: the last record closes early once its payload matches its md5.
-            decoded = decode_region(self.read_range(rec.payload_start, self.scanned_to))
-            if md5_hex(decoded.text) == rec.md5:
+            if decode_file_region(self.read_range, rec.payload_start, self.scanned_to).md5 == rec.md5:
                 self._close_open(self.scanned_to)
 
     def end_of_input(self) -> None:
+        if self._long is not None:
+            self._end_long_line(self.scanned_to)
         self._close_open(self.scanned_to)
         self._check_last_record()
 
@@ -130,7 +127,7 @@ class TraceFile(TraceRecords, IncrementalFile):
         rec = len(self.offsets) - 1
         if rec == self._verified_rec:
             return  # its md5 was checked when it closed
-        if self.load_payload(rec).md5_ok is False:
+        if self.payload_md5_ok(rec) is False:
             self.md5_bad += 1
             self.sink.on_problem(self, self.offsets[rec], "torn record",
                                  "the last record's payload does not match its md5: cut short "
@@ -140,9 +137,11 @@ class TraceFile(TraceRecords, IncrementalFile):
 
     def scan_block(self, data: bytes, cut: int, base: int) -> None:
         pos = 0
-        if self._skipping_long_line:
+        if self._long is not None:
             pos = data.find(b"\n", 0, cut) + 1
-            self._skipping_long_line = False
+            self._end_long_line(base + pos - 1)
+        elif base == 0 and data.startswith(_BOM):
+            pos = 3  # a UTF-8 byte-order mark (an editor saved the file): not part of a record
         find = data.find
         startswith = data.startswith
         fast = self._fast_cache
@@ -153,16 +152,21 @@ class TraceFile(TraceRecords, IncrementalFile):
         contexts_append = self.contexts.append
         verify = self.verify_md5
         if pos < cut and data[pos] != 86:  # "V": lines before the first envelope
-            self._check_region_start(data, pos, cut, base)
+            pos = self._check_region_start(data, pos, cut, base)
         p = pos if (pos < cut and data[pos] == 86) else find(b"V", pos, cut)
         while p >= 0:
-            if p != pos and data[p - 1] != 10:  # a "V" inside a line
-                p = find(b"V", p + 1, cut)
+            if p != pos and data[p - 1] != 10:  # a "V" inside a line: payload, or a record glued
+                eol = find(b"\n", p, cut)
+                start = data.rfind(b"\n", 0, p) + 1
+                # (a bad line with no record inside is the open record's to report)
+                if data[start] != 9 and (glued := ENVELOPE_START.search(data, p, eol)):
+                    self._rescue(data, start, eol, base, glued)
+                p = find(b"V", eol + 1, cut)
                 continue
             eol = find(b"\n", p, cut)
             # Fast path: chromium events repeat their envelope exactly but for the timestamp (21
             # bytes) and the md5 (last 50 bytes): that middle part keys a cache of (kind, context).
-            hit = fast.get(data[p + 22:eol - 50]) if startswith(_HAS_PAYLOAD, eol - 50) else None
+            hit = fast.get(data[p + 22:eol - 50]) if startswith(HAS_PAYLOAD, eol - 50) else None
             if hit is not None:
                 if self._open is not None:
                     self._close_open(base + p)
@@ -176,9 +180,11 @@ class TraceFile(TraceRecords, IncrementalFile):
                                             data[eol - 34:eol - 2].decode("ascii", "replace"), False)
             else:
                 j = find(b"] {", p, eol)
-                h = find(_HAS_PAYLOAD, j, eol) if j > 0 else -1
+                h = find(HAS_PAYLOAD, j, eol) if j > 0 else -1
                 # describe_* records: their value varies, their context tail repeats.
-                if j > 0 and not verify and startswith(b'{"describe_', j + 2) and data[eol - 1] in _CLOSING:
+                if (j > 0 and not verify and startswith(b'{"describe_', j + 2) and data[eol - 1] in _CLOSING
+                        and (h < 0 or h >= eol - 51) and find(b"V", p + 1, j) < 0
+                        and find(b"] {", j + 3, eol) < 0):
                     end = h if h > 0 else eol
                     k1 = find(b'"', j + 4, eol)
                     t = data.rfind(b'}, "', k1, end)
@@ -192,20 +198,23 @@ class TraceFile(TraceRecords, IncrementalFile):
                         contexts_append(ctx)
                         nxt = eol + 1
                         if nxt < cut and data[nxt] != 86 and data[nxt] != 9:
-                            self._check_region_start(data, nxt, cut, base)
+                            nxt = self._check_region_start(data, nxt, cut, base)
                         p = find(b"V", nxt, cut)
                         continue
                 self._scan_envelope(data, p, eol, j, h, base)
             nxt = eol + 1
             if nxt < cut and data[nxt] != 86 and data[nxt] != 9:
-                self._check_region_start(data, nxt, cut, base)
+                nxt = self._check_region_start(data, nxt, cut, base)
             p = find(b"V", nxt, cut)
 
     def _scan_envelope(self, data: bytes, p: int, eol: int, j: int, h: int, base: int) -> None:
         """The general path for one envelope line at data[p:eol]."""
         if j < 0 or data[p + 5] != 32 or not data[p + 1:p + 5].isdigit():
-            self._close_open(base + p)
-            self.sink.on_problem(self, base + p, "bad line", bad_line_message(data, p, eol))
+            self._rescue(data, p, eol, base)
+            return
+        glued = ENVELOPE_START.search(data, p + 1, j + 3) if data.find(b"V", p + 1, j) > 0 else None
+        if glued:  # a torn envelope header, then a whole record
+            self._rescue(data, p, eol, base, glued)
             return
         if self.pid is None:
             self._take_process(data[p:j])
@@ -216,7 +225,7 @@ class TraceFile(TraceRecords, IncrementalFile):
         kind_b = data[k0:k1]
         code = self._kind_codes.get(kind_b)
         if code is None:
-            code = self._new_kind(kind_b)
+            code = self._new_kind(kind_b, base + p)
         kind = self.kind_names[code]
         rec = len(self.offsets)
         meta = None
@@ -228,7 +237,10 @@ class TraceFile(TraceRecords, IncrementalFile):
         ctx = None
         # A whole envelope ends with "}"; a torn one (the writer died) goes to the JSON parser,
         # which says what is wrong with it.
-        if t >= 0 and data[eol - 1] in _CLOSING:
+        # (torch writes has_payload last: anything after it, or a second `] {`, is another record
+        # glued on, which the JSON parser finds)
+        if (t >= 0 and data[eol - 1] in _CLOSING and (h < 0 or h >= eol - 51)
+                and data.find(b"] {", k1, eol) < 0):
             tail = data[t + 3:end]
             ctx = self._tail_cache.get(tail)
             if ctx is None:
@@ -255,13 +267,27 @@ class TraceFile(TraceRecords, IncrementalFile):
         if meta is None:
             meta, error = loads_metadata(data[j + 2:eol], cut_configs=kind_b.endswith(b"compilation_metrics"))
             if meta is None:
-                self.sink.on_problem(self, base + p, "bad json", error)
+                glued = ENVELOPE_START.search(data, j + 2, eol)
+                if glued is None:
+                    self._close_open(base + p)
+                    self.sink.on_problem(self, base + p, "bad json", error)
+                    return
+                # Two records on one line (the writer lost a newline), or a torn one and a whole
+                # one: each is read as a line of its own.
+                q = glued.start()
+                self._scan_envelope(data, p, q, j, data.find(HAS_PAYLOAD, j, q), base)
+                if self._kept_last(base + p):
+                    self.sink.on_problem(self, base + p, "glued records",
+                                         "two records on one line (a newline was lost): both read")
+                self._close_open(base + q)
+                eq = data.find(b"] {", q, eol)
+                self._scan_envelope(data, q, eol, eq, data.find(HAS_PAYLOAD, eq, eol), base)
                 return
             kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
             if kind.encode() != kind_b:
                 code = self._kind_codes.get(kind.encode())
                 if code is None:
-                    code = self._new_kind(kind.encode())
+                    code = self._new_kind(kind.encode(), base + p)
             if ctx is None:
                 ctx = self._context(meta)
         if h >= 0:
@@ -280,7 +306,7 @@ class TraceFile(TraceRecords, IncrementalFile):
         """Learn the pid from the first envelope before indexing (the parts of a file indexed in
         other processes all belong to the file's one process)."""
         if self.pid is None:
-            head = self.read_range(0, min(self.size or (64 << 10), 64 << 10))
+            head = self.read_range(0, min(self.size or (64 << 10), 64 << 10)).removeprefix(_BOM)
             at = head.find(b"] {")
             if head[:1] == b"V" and at > 0:
                 self._take_process(head[:at])
@@ -297,17 +323,18 @@ class TraceFile(TraceRecords, IncrementalFile):
         self.kinds.append(code)
         self.contexts.append(ctx)
 
-    def _check_region_start(self, buf: bytes, pos: int, cut: int, base: int) -> None:
-        """Report the non-payload lines at `pos` (garbage between records, NUL bytes, blank lines)."""
-        while pos < cut and buf[pos] != 86 and buf[pos] != 9:
-            eol = buf.find(b"\n", pos, cut)
-            if buf[pos:eol].strip(b"\r "):
-                self._close_open(base + pos)
-                self.sink.on_problem(self, base + pos, "bad line", bad_line_message(buf, pos, eol))
-            pos = eol + 1
+    def _kept_last(self, offset: int) -> bool:
+        return bool(self.offsets) and self.offsets[-1] == offset
 
-    def _new_kind(self, kind_b: bytes) -> int:
+    def _new_kind(self, kind_b: bytes, offset: int | None = None) -> int:
         code = len(self.kind_names)
+        if code >= KINDS_MAX:  # garbage that parses as JSON, or a writer gone wrong
+            if code == KINDS_MAX:
+                self.sink.on_problem(self, self.scanned_to if offset is None else offset, "too many kinds",
+                                     f"over {KINDS_MAX:,} record kinds in one file: the rest are "
+                                     f"counted as {OTHER_KINDS!r}")
+                self.kind_names.append(OTHER_KINDS)
+            return KINDS_MAX
         self.kind_names.append(kind_b.decode("utf-8", "replace"))
         self._kind_codes[kind_b] = code
         return code
@@ -378,7 +405,9 @@ class TraceFile(TraceRecords, IncrementalFile):
         if rec is None:
             return
         self._open = None
-        decoded = decode_region(self.read_range(rec.payload_start, end))
+        # Read a few MiB at a time: memory does not follow a payload's size.
+        decoded = decode_file_region(self.read_range, rec.payload_start, end,
+                                     keep=PAYLOAD_KEPT if rec.wants_payload else 0)
         if decoded.blank_lines:
             self.sink.on_problem(self, rec.payload_start + decoded.blank_lines[0], "blank line",
                                  f"{len(decoded.blank_lines)} blank line(s) inside a payload "
@@ -388,13 +417,17 @@ class TraceFile(TraceRecords, IncrementalFile):
                                  "that is neither payload (TAB) nor an envelope")
         if rec.md5:
             self._verified_rec = rec.rec
-            if md5_hex(decoded.text) == rec.md5:
+            if decoded.md5 == rec.md5:
                 self.md5_ok += 1
             else:
                 self.md5_bad += 1
                 self.sink.on_problem(self, rec.offset, "md5 mismatch", f"{rec.kind}: {MD5_MISMATCH}")
         if rec.wants_payload:
-            self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, decoded.text)
+            if decoded.truncated:
+                self.sink.on_problem(self, rec.offset, "huge payload",
+                                     f"{rec.kind}: a payload of {size_text(decoded.size)}; only its "
+                                     f"first {size_text(PAYLOAD_KEPT)} are read")
+            self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, decoded.kept_text())
 
 
 def _loads_object(data: bytes) -> dict | None:
@@ -403,10 +436,3 @@ def _loads_object(data: bytes) -> dict | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, dict) and value else None
-
-
-def bad_line_message(buf: bytes, start: int, end: int) -> str:
-    line = bytes(buf[start:min(end, start + 60)])
-    if b"\x00" in line:
-        return "a line with NUL bytes (a torn or corrupted write)"
-    return f"not a trace record: {line.decode('utf-8', 'replace')!r}"

@@ -6,11 +6,12 @@ exported as a plain dict (`export_part`) and appended here (`absorb_part`), in f
 
 from __future__ import annotations
 
+import json
 from array import array
 
 import orjson
 
-from tlview.source.payload import LoadedPayload, load_payload
+from tlview.source.payload import LoadedPayload, decode_file_region, load_payload
 
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
 _CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_config": "')
@@ -26,9 +27,14 @@ def loads_metadata(line: bytes, cut_configs: bool = False) -> tuple[dict | None,
     try:
         meta = orjson.loads(_without_configs(line) if cut_configs else line)
     except orjson.JSONDecodeError as exc:
-        if not cut_configs:
+        if cut_configs:
+            return loads_metadata(line)
+        if b"NaN" not in line and b"Infinity" not in line:
             return None, f"metadata is not valid JSON ({exc.msg})"
-        return loads_metadata(line)
+        try:  # Python's json.dumps writes NaN and Infinity, which JSON (and orjson) reject
+            meta = json.loads(line)
+        except ValueError:
+            return None, f"metadata is not valid JSON ({exc.msg})"
     if not isinstance(meta, dict) or not meta:
         return None, "metadata is not a JSON object"
     return meta, ""
@@ -102,12 +108,24 @@ class TraceRecords:
 
     def load_payload(self, rec: int) -> LoadedPayload:
         """Read a record's payload from disk, in steps, and verify its md5."""
+        start, end, expected = self._payload_place(rec)
+        return load_payload(self.read_range, start, end, expected, self.line_number)
+
+    def payload_md5_ok(self, rec: int) -> bool | None:
+        """Whether a record's payload matches its md5 (None: it has none), hashed a few MiB at a
+        time: nothing of it is kept."""
+        start, end, expected = self._payload_place(rec)
+        if expected is None:
+            return None
+        return decode_file_region(self.read_range, start, end).md5 == expected
+
+    def _payload_place(self, rec: int) -> tuple[int, int, str | None]:
+        """(payload start, record end, the md5 its envelope gives)."""
         line, payload_start, end = self._envelope(rec)
         j = line.find(b"] {")
         meta = loads_metadata(line[j + 2:])[0] if j >= 0 else None
         expected = meta.get("has_payload") if isinstance(meta, dict) else None
-        return load_payload(self.read_range, min(payload_start, end), end,
-                            expected if isinstance(expected, str) else None, self.line_number)
+        return min(payload_start, end), end, expected if isinstance(expected, str) else None
 
     def frame_filename(self, index) -> str:
         """A stack frame's file: string-table ids resolve through the `{"str": ...}` records, which
@@ -131,6 +149,7 @@ class TraceRecords:
             "strings": self.strings, "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
             "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
             "open": open_record, "pid": self.pid, "started": self.started,
+            "long": self._long,  # a line longer than a block, still open at the end of the range
         }
 
     def absorb_part(self, part: dict, context_map: list[int]) -> int:
@@ -160,4 +179,5 @@ class TraceRecords:
             record.rec += base_rec
             record.ctx = context_map[record.ctx]
         self._open = record
+        self._long = part["long"]
         return base_rec

@@ -33,7 +33,8 @@ from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.keys import BINDINGS
-from tlview.ui.messages import IndexFinished, IndexGrew, JumpToCompile, PayloadMatches, while_shown
+from tlview.ui.messages import (FollowState, IndexFinished, IndexGrew, JumpToCompile, PayloadMatches,
+                                while_shown)
 from tlview.ui.pane import Selection
 from tlview.ui.status_line import StatusFacts, StatusLine
 from tlview.ui.tree_note import TreeNote
@@ -45,13 +46,16 @@ class TlviewApp(Following, PayloadActions, App[int]):
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
                  poll: bool = False, kind: str | None = None, job=None, input_ended=None,
-                 name: str | None = None) -> None:
+                 name: str | None = None, private_path: bool = False, nothing_came=None) -> None:
         super().__init__()
+        # a pipe: true once it closed with no log line in it; the app then ends (nothing to explore)
+        self.nothing_came = nothing_came
+        self.nothing_came_in = False
         self.path = path
         self.latest = latest
         self.job = job  # a --run job: its end is announced
-        self.live = LiveIndex(path, force_polling=poll, kind=kind,
-                              ended=input_ended or (lambda: False)) if follow else None
+        self.live = LiveIndex(path, force_polling=poll, kind=kind, ended=input_ended or (lambda: False),
+                              name=name if private_path else None) if follow else None
         self.flt = flt or Filter()
         self.model = TreeModel(self.live.index if follow else Index(), self.flt, live=follow)
         self.events = LiveEvents()
@@ -114,6 +118,12 @@ class TlviewApp(Following, PayloadActions, App[int]):
             if event.worker.group == "index":
                 self._set_facts(failure=text)
             self.notify(one_line(text, 300), title="error", severity="error", timeout=15, markup=False)
+
+    @on(FollowState)
+    def _end_if_nothing_came(self, message: FollowState) -> None:
+        if message.ended and self.nothing_came is not None and self.nothing_came():
+            self.nothing_came_in = True
+            self.exit(return_code=2)  # nothing to read: the launcher tells why
 
     # ---- showing what changed ------------------------------------------------------------------
 

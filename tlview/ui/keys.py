@@ -18,6 +18,10 @@ def key(keys: str, action: str, description: str, section: str, tooltip: str, id
 
 BINDINGS = [
     key("q", "quit", "Quit", "App", "quit", "quit"),
+    # Textual 8 binds Ctrl+C to copy, then to a "press q to quit" note: a viewer quits on it (text
+    # selected with the mouse is still copied: the screen's binding comes first). No tooltip: the
+    # help teaches `q`.
+    key("ctrl+c", "quit", "Quit", "App", "", "quit-ctrl-c", key_display="Ctrl+C", show=False),
     key("question_mark", "help", "Help", "App", "this help", "help", key_display="?"),
     key("ctrl+p", "command_palette", "palette", "App", "command palette", "palette", show=False),
     key("slash", "filter", "Filter", "Filter", "filter: recompiles, graph_breaks, guards, dynamic, "

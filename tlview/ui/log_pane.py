@@ -9,6 +9,18 @@ from tlview.ui.text_pane import TextPane
 NO_TEXT = ("No TORCH_LOGS text for this compile id. Open a folder (or file) that holds the job's "
            "stderr run with TORCH_LOGS=... to see it here.")
 UNTAGGED_SHOWN = 2000  # records of the run's own lines shown at once (the rest: `e` opens them all)
+SHOWN_BYTES = 8 << 20  # of text read for one pane: memory follows what is shown, not the log
+
+
+def _records_text(records, lines: list[str]) -> None:
+    budget = SHOWN_BYTES
+    for record in records:
+        if budget <= 0:
+            lines.append("… (more records: the pane shows the first 8 MiB)")
+            return
+        text = record.load_text(budget)
+        budget -= len(text)
+        lines.append(f"[{record.channel}] {text}")
 
 
 def log_text(selection: Selection) -> str:
@@ -24,8 +36,7 @@ def log_text(selection: Selection) -> str:
         lines.append(f"# perf hints ({len(node.perf_hints)})")
         lines += node.perf_hints
         lines.append("")
-    for record in node.text_records:
-        lines.append(f"[{record.channel}] {record.load_text()}")
+    _records_text(node.text_records, lines)
     return "\n".join(lines)
 
 
@@ -34,10 +45,10 @@ def untagged_text(selection: Selection) -> str:
     if not records:
         return NO_TEXT if not any(True for _ in selection.index.iter_nodes()) else \
             "Every TORCH_LOGS line of these logs belongs to a compile id: select one to read it."
-    lines = [f"# {len(records):,} record(s) of the run with no compile id (prints, warnings, "
-             "torch's own lines)" + (f"; the first {UNTAGGED_SHOWN:,}" if len(records) > UNTAGGED_SHOWN else "")]
-    for record in records[:UNTAGGED_SHOWN]:
-        lines.append(f"[{record.channel}] {record.load_text()}")
+    count = selection.index.untagged_count
+    lines = [f"# {count:,} record(s) of the run with no compile id (prints, warnings, "
+             "torch's own lines)" + (f"; the first {UNTAGGED_SHOWN:,}" if count > UNTAGGED_SHOWN else "")]
+    _records_text(records[:UNTAGGED_SHOWN], lines)
     return "\n".join(lines)
 
 

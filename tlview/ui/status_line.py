@@ -14,6 +14,7 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
+from tlview.model.look import ranks_text
 from tlview.model.totals import Totals
 from tlview.textsafe import visible
 
@@ -72,7 +73,7 @@ def status_text(facts: StatusFacts) -> Text:
     text.append(f" {visible(facts.name)}", style="bold")
     text.append(f" · {facts.files} file{'s' if facts.files != 1 else ''}")
     if facts.ranks:
-        text.append(f" · ranks {','.join(map(str, facts.ranks))}")
+        text.append(f" · {ranks_text(facts.ranks)}")
     t = facts.totals
     if t is not None:
         text.append(f" · {t.records:,} records · {t.compile_ids} compile ids")
@@ -80,7 +81,7 @@ def status_text(facts: StatusFacts) -> Text:
         text.append(f" · {t.graph_breaks} graph breaks", style="yellow" if t.graph_breaks else "")
         text.append(f" · {t.errors} errors", style="bold red" if t.errors else "")
         if t.problems:
-            text.append(f" · {t.problems} bad lines/md5", style="red")
+            text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style="red")
     if facts.filter:
         text.append(f" · filter: {facts.filter}", style="cyan")
     if facts.failure:

@@ -1,0 +1,494 @@
+"""Hostile conditions, each class made from a real trace at test time: nothing lost against a
+clean copy, no traceback, memory bounded by what is shown, never by a line or a payload.
+
+(The terminal, signals and pipes: test_hostile_terminal.py.)
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import re
+import signal
+import subprocess
+import sys
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conftest import CORPUS, json_for, ready, run_cli, until, without_paths
+from tlview.model import indexing, parallel
+from tlview.model.index import Index
+from tlview.model.indexing import open_index
+from tlview.report.summary import build_summary
+from tlview.source.discover import TRACE, FoundLog
+from tlview.source.payload import SHOWN_BYTES, PayloadDecoder
+
+REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
+NAME = "dedicated_log_torch_trace_x.log"
+
+
+def records(data: bytes) -> list[bytes]:
+    return [r for r in re.split(rb"(?m)^(?=V\d{4} )", data) if r]
+
+
+RECORDS = records(REAL.read_bytes())
+
+
+def write(folder: Path, data: bytes, name: str = NAME) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / name).write_bytes(data)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def clean() -> dict:
+    return without_paths(json_for(REAL))
+
+
+def same_records(doc: dict, clean: dict) -> None:
+    """Nothing lost against the clean copy: every record, every compile id and what it says."""
+    assert doc["totals"]["records"] == clean["totals"]["records"]
+    assert [c["id"] for c in doc["compiles"]] == [c["id"] for c in clean["compiles"]]
+    assert [c["status"] for c in doc["compiles"]] == [c["status"] for c in clean["compiles"]]
+
+
+def metrics_at() -> int:
+    return next(i for i, r in enumerate(RECORDS) if r.startswith(b"V") and b'] {"compilation_metrics"' in r[:200])
+
+
+# ---- records glued to damage ----------------------------------------------------------------------
+
+GLUES = {
+    "torn envelope": lambda at: RECORDS[at].split(b"\n")[0][:45],
+    "NUL run": lambda at: b"\x00" * 300,
+    "torn header": lambda at: RECORDS[at][:13],
+    "garbage": lambda at: b"Traceback (most recent call last): ",
+}
+
+
+@pytest.mark.parametrize("glue", GLUES)
+@pytest.mark.parametrize("where", ["after an envelope", "after payload lines", "first line"])
+def test_a_record_glued_after_damage_is_read(tmp_path, clean, glue, where):
+    if where == "first line":
+        at = 0
+    else:
+        has_payload = where == "after payload lines"
+        at = next(i for i in range(5, len(RECORDS))
+                  if (b"\n\t" in RECORDS[i - 1]) == has_payload and RECORDS[i - 1].startswith(b"V"))
+    bad = GLUES[glue](at)
+    data = b"".join(RECORDS[:at]) + bad + b"".join(RECORDS[at:])
+    doc = json_for(write(tmp_path, data))
+    same_records(doc, clean)
+    problems = [p for p in doc["problems"] if p["kind"] not in ("md5 mismatch",)]
+    assert len(problems) == 1, problems
+    assert problems[0]["line"] == b"".join(RECORDS[:at]).count(b"\n") + 1
+    assert "glued after them is read" in problems[0]["message"] or \
+        "neither payload" in problems[0]["message"]
+
+
+def test_two_records_on_one_line_are_both_read(tmp_path, clean):
+    at = next(i for i in range(5, len(RECORDS)) if b"\n\t" not in RECORDS[i] and b"\n\t" not in RECORDS[i + 1])
+    data = b"".join(RECORDS[:at]) + RECORDS[at].rstrip(b"\n") + b"".join(RECORDS[at + 1:])
+    doc = json_for(write(tmp_path, data))
+    same_records(doc, clean)
+    assert [p["kind"] for p in doc["problems"]] == ["glued records"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(picks=st.lists(st.tuples(st.integers(0, len(RECORDS) - 1), st.integers(0, 120),
+                                st.sampled_from([b"\x00", b"#", b""])), min_size=1, max_size=12))
+def test_fuzz_glued_records_are_never_lost(tmp_path_factory, picks):
+    """A torn prefix of any record (or NULs) before any record: every whole record is found."""
+    data = b""
+    starts = []
+    for at, cut, filler in picks:
+        torn = RECORDS[at].split(b"\n")[0][:cut] if not filler else filler * cut
+        data += torn
+        starts.append(len(data))
+        data += RECORDS[at]
+    path = write(tmp_path_factory.mktemp("g"), data) / NAME
+    index = Index(verify_md5=True)
+    index.add_log(FoundLog(str(path), TRACE, None))
+    index.refresh()
+    index.finish()
+    assert list(index.sources[0].offsets) == starts
+
+
+# ---- what editors and other writers do ----------------------------------------------------------
+
+def test_a_byte_order_mark_loses_nothing(tmp_path, clean):
+    doc = json_for(write(tmp_path, b"\xef\xbb\xbf" + REAL.read_bytes()))
+    same_records(doc, clean)
+    assert doc["problems"] == []
+
+
+def test_nan_and_infinity_in_metadata_are_read(tmp_path, clean):
+    at = metrics_at()
+    torn = re.sub(rb'"entire_frame_compile_time_s": [0-9.e-]+', b'"entire_frame_compile_time_s": NaN',
+                  RECORDS[at], count=1)
+    torn = re.sub(rb'"backend_compile_time_s": [0-9.e-]+', b'"backend_compile_time_s": -Infinity', torn, count=1)
+    assert torn != RECORDS[at]
+    doc = json_for(write(tmp_path, b"".join(RECORDS[:at]) + torn + b"".join(RECORDS[at + 1:])))
+    same_records(doc, clean)
+    assert [p["kind"] for p in doc["problems"]] == ["wrong type", "wrong type"]  # said, not fatal
+    assert all("not a number of seconds" in p["message"] for p in doc["problems"])
+
+
+def test_a_metadata_line_over_a_block_is_read_whole(tmp_path, clean):
+    at = next(i for i, r in enumerate(RECORDS) if b'] {"dynamo_start"' in r[:200])
+    head, rest = RECORDS[at].split(b"\n", 1)
+    frames = b", ".join(b'{"line": %d, "name": "deep_%d", "filename": 1, "loc": "x = f(x)"}' % (n, n)
+                        for n in range(30_000))
+    deep = head.replace(b'"stack": [', b'"stack": [' + frames + b", ", 1)
+    assert len(deep) > 2 << 20
+    doc = json_for(write(tmp_path, b"".join(RECORDS[:at]) + deep + b"\n" + rest + b"".join(RECORDS[at + 1:])))
+    same_records(doc, clean)
+    assert doc["problems"] == []
+
+
+LONG_LINES = {
+    "NUL hole": (b"\x00" * (3 << 20) + b"\n", "3 MiB of NUL bytes"),
+    "NUL hole, record glued": (b"\x00" * (3 << 20), "3 MiB of NUL bytes"),
+    "garbage": (b"x" * (2 << 20) + b"\n", "a line of 2 MiB that is not a trace record"),
+    "CR line ends": (b"\r".join([b"garbage"] * 400_000) + b"\n", "3.1 MiB of lines that end in CR only"),
+}
+
+
+@pytest.mark.parametrize("case", LONG_LINES)
+def test_long_lines_are_told_by_what_and_size(tmp_path, clean, case):
+    hole, says = LONG_LINES[case]
+    data = b"".join(RECORDS[:50]) + hole + b"".join(RECORDS[50:])
+    doc = json_for(write(tmp_path, data))
+    same_records(doc, clean)
+    assert [p["message"][:len(says)] for p in doc["problems"]] == [says]
+    assert doc["problems"][0]["line"] == b"".join(RECORDS[:50]).count(b"\n") + 1
+
+
+@pytest.mark.parametrize("parallel_ok", [False, True])
+def test_a_hole_with_no_newline_at_the_end(tmp_path, clean, monkeypatch, parallel_ok):
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    folder = write(tmp_path, REAL.read_bytes() + b"\x00" * (5 << 20))
+    index = open_index(str(folder), parallel_ok=parallel_ok, verify_md5=True)
+    assert not index.notes
+    doc = without_paths(build_summary(index))
+    same_records(doc, clean)
+    assert [p.message[:17] for p in index.problems] == ["5 MiB of NUL byte"]
+
+
+# ---- fields of the wrong type -----------------------------------------------------------------------
+
+MISTYPED = {
+    "fail_reason": b"42", "fail_type": b'{"a": 1}', "co_name": b"[1, 2]",
+    "entire_frame_compile_time_s": b'"slow"', "start_time": b'"NaN"', "guard_count": b"NaN",
+    "restart_reasons": b'[1, "x"]', "graph_op_count": b"true",
+}
+
+
+def mistyped_trace(folder: Path) -> Path:
+    out = []
+    for rec in RECORDS:
+        if b'] {"compilation_metrics"' in rec[:200]:
+            for name, value in MISTYPED.items():
+                rec, n = re.subn(rb'"%s": (null|true|false|"[^"]*"|[-0-9.e]+|\[[^\]]*\])' % name.encode(),
+                                 lambda m: b'"%s": %s' % (name.encode(), value), rec, count=1)
+                assert n == 1, name
+        out.append(rec)
+    return write(folder, b"".join(out))
+
+
+def test_mistyped_fields_are_problems_of_their_record(tmp_path, clean):
+    folder = mistyped_trace(tmp_path)
+    doc = json_for(folder)
+    assert doc["totals"]["records"] == clean["totals"]["records"]
+    wrong = [p for p in doc["problems"] if p["kind"] == "wrong type"]
+    assert {m.split(":")[1].split()[0] for m in (p["message"] for p in wrong)} == set(MISTYPED)
+    assert all(c["status"] == "error" for c in doc["compiles"] if c["fail_type"])  # kept as text
+    code, out = run_cli("--report", str(folder))
+    assert code == 0 and "wrong type" in out
+
+
+async def test_mistyped_fields_in_every_pane(tmp_path):
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.detail import TABS
+
+    app = TlviewApp(str(mistyped_trace(tmp_path)))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        for _ in range(4):
+            for tab_id, *_ in TABS:
+                app.detail.active = tab_id
+                await pilot.pause()
+                await app.workers.wait_for_complete()
+            await pilot.press("down")
+        await app.workers.wait_for_complete()
+        assert app.return_code is None  # still running: nothing raised
+
+
+def test_escape_codes_in_a_failure_never_reach_the_terminal(tmp_path):
+    data = b"".join(re.sub(rb'"fail_type": null', lambda m: b'"fail_type": "\\u001b]0;PWNED\\u0007\\u001b]52;c;aGk=\\u0007\\u001b[2J"',
+                           r, count=1) for r in RECORDS)
+    code, out = run_cli("--report", str(write(tmp_path, data)))
+    assert code == 0
+    assert "\x1b" not in out and "\x07" not in out
+    assert "\\x1b]0;PWNED" in out  # shown, escaped
+
+
+def test_too_many_record_kinds(tmp_path):
+    lines = b"".join(b'V1121 23:27:10.004000 1 torch/x.py:1] {"kind_%d": {}, "frame_id": 0, '
+                     b'"frame_compile_id": 0, "attempt": 0}\n' % i for i in range(70_000))
+    doc = json_for(write(tmp_path, lines))
+    assert doc["totals"]["records"] == 70_000
+    assert [p["kind"] for p in doc["problems"]] == ["too many kinds"]
+    assert doc["problems"][0]["line"] == 10_001
+
+
+# ---- the parallel paths -------------------------------------------------------------------------
+
+def damaged_big(tmp_path: Path) -> tuple[Path, Path]:
+    """A few MB made of the corpus, with damage in its second half; and its clean twin."""
+    parts = [next((CORPUS / s / "trace").glob("*.log")).read_bytes()
+             for s in ("graph_breaks", "recompiles", "dynamic_shapes", "model")]
+    data = b"".join(parts * 2)
+    recs = records(data)
+    at = len(recs) * 3 // 4
+    damaged = b"".join(recs[:at]) + b"garbage\n" + b"\x00" * 64 + b"".join(recs[at:])
+    return write(tmp_path / "damaged", damaged), write(tmp_path / "clean", data)
+
+
+def test_damage_in_the_forked_half(tmp_path, monkeypatch):
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    damaged, clean_copy = damaged_big(tmp_path)
+    index = open_index(str(damaged), verify_md5=True)
+    assert not index.notes  # the child's part came back (problems pickle)
+    assert [p.kind for p in index.problems] == ["bad line", "bad line"]
+    clean_doc = without_paths(build_summary(open_index(str(clean_copy), parallel_ok=False)))
+    same_records(without_paths(build_summary(index)), clean_doc)
+
+
+async def test_damage_in_the_pool_path_of_the_explorer(tmp_path, monkeypatch):
+    from tlview.ui.app import TlviewApp
+
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    monkeypatch.setattr(parallel, "index_with_pool",
+                        functools.partial(parallel.index_with_pool, first=1 << 20, step=2 << 20))
+    damaged, clean_copy = damaged_big(tmp_path)
+    app = TlviewApp(str(damaged))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await until(pilot, lambda: app.facts.finished, timeout=60, what="indexing to finish")
+        assert not app.index.notes
+        assert len(app.index.problems) == 1  # the NULs glued to a record (the garbage line is
+        # inside a payload region: reported when that payload is read, as without the pool)
+        doc = without_paths(build_summary(app.index))
+    same_records(doc, without_paths(build_summary(open_index(str(clean_copy), parallel_ok=False))))
+
+
+# ---- memory follows what is shown ------------------------------------------------------------------
+
+def huge_payload_trace(folder: Path, size: int, one_line: bool) -> Path:
+    at = next(i for i, r in enumerate(RECORDS) if b'"inductor_output_code"' in r[:300])
+    head = RECORDS[at].split(b"\n", 1)[0]
+    unit = b"buf0 = empty_strided((4, 8), (8, 1))  # " + b"x" * 40
+    text = unit * (size // len(unit)) if one_line else b"\n".join([unit] * (size // (len(unit) + 1)))
+    head = re.sub(rb'"has_payload": "[0-9a-f]{32}"',
+                  b'"has_payload": "' + hashlib.md5(text).hexdigest().encode() + b'"', head)
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / NAME, "wb") as f:
+        f.write(b"".join(RECORDS[:at]) + head + b"\n\t")
+        f.write(text.replace(b"\n", b"\n\t") + b"\n")
+        f.write(b"".join(RECORDS[at + 1:]))
+    return folder
+
+
+@pytest.mark.parametrize("one_line", [False, True])
+def test_a_huge_payload_is_hashed_and_shown_in_bounded_memory(tmp_path, clean, one_line):
+    folder = huge_payload_trace(tmp_path, 96 << 20, one_line)
+    tracemalloc.start()
+    try:
+        index = open_index(str(folder), verify_md5=True, parallel_ok=False)
+        scan_peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.reset_peak()
+        node_art = next(a for n in index.iter_nodes() for a in n.artifacts if a.name == "inductor_output_code")
+        shown = node_art.load()
+        show_peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert index.sources[0].md5_bad == 0 and index.problems == []  # hashed whole, and right
+    assert scan_peak < 24 << 20  # a few read steps, never the 96 MiB payload
+    assert show_peak < 4 * SHOWN_BYTES
+    assert len(shown.text) <= SHOWN_BYTES
+    assert shown.text.startswith("buf0 = empty_strided")
+    assert "only its first 8 MiB are shown" in shown.problems[0]
+    same_records(without_paths(build_summary(index)), clean)
+
+
+def test_a_huge_run_of_prints_in_a_text_log_is_shown_by_its_start(tmp_path):
+    log = (CORPUS / "recompiles" / "torch_logs.txt").read_bytes()
+    prints = b"step 1 loss 0.5 " * 4 + b"\n"
+    path = tmp_path / "torch_logs.txt"
+    path.write_bytes(log + prints * ((24 << 20) // len(prints)))
+    tracemalloc.start()
+    try:
+        index = open_index(str(path))
+        record = index.untagged[-1]
+        text = record.load_text()
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(index.nodes) == len(json_for(CORPUS / "recompiles" / "torch_logs.txt")["compiles"])
+    assert text.startswith("step 1 loss") and text.endswith("more of this record not shown")
+    assert len(text) < SHOWN_BYTES + 100
+    assert peak < 48 << 20
+
+
+@settings(max_examples=300, deadline=None)
+@given(region=st.lists(st.sampled_from([b"\t", b"\n", b"\r", b" ", b"a", b"\t\t", b"\r\n", b"\n\t"]),
+                       max_size=16).map(b"".join),
+       cuts=st.lists(st.integers(0, 40), max_size=4))
+def test_the_streaming_decoder_equals_decoding_at_once(region, cuts):
+    """Fed in pieces of any size, the decoder finds the same payload, blank and bad lines."""
+    def at_once(region: bytes):
+        body = region if region.endswith(b"\n") else region + b"\n"
+        lines, blank, bad, pos, in_payload = [], [], [], 0, True
+        while region and pos < len(body):
+            nl = body.find(b"\n", pos)
+            line = body[pos:nl].removesuffix(b"\r")
+            if in_payload and line[:1] == b"\t":
+                lines.append(line[1:])
+            elif in_payload and line == b"":
+                blank.append(pos)
+            else:
+                in_payload = False
+                if line.strip(b" "):
+                    bad.append(pos)
+            pos = nl + 1
+        return b"\n".join(lines), blank, bad
+
+    decoder = PayloadDecoder(keep=1 << 20)
+    prev = 0
+    for cut in sorted(c for c in cuts if c <= len(region)) + [len(region)]:
+        decoder.feed(region[prev:cut])
+        prev = cut
+    decoder.close()
+    text, blank, bad = at_once(region)
+    assert (decoder.kept_text(), decoder.blank_lines, decoder.bad_lines) == (text, blank, bad)
+    assert decoder.md5 == hashlib.md5(text).hexdigest()
+
+
+# ---- many files -----------------------------------------------------------------------------------
+
+def test_more_files_than_the_open_file_limit(tmp_path):
+    """2,000 rank files under a limit of 256 open files: every record of every rank is read."""
+    small = b"".join(RECORDS[:40])
+    folder = tmp_path / "ranks"
+    folder.mkdir()
+    for rank in range(2000):
+        (folder / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(small)
+    script = ("import resource, sys; resource.setrlimit(resource.RLIMIT_NOFILE, (256, 256));"
+              "from tlview.cli import main; sys.exit(main(['--json', sys.argv[1]]))")
+    done = subprocess.run([sys.executable, "-c", script, str(folder)], capture_output=True, timeout=300)
+    assert done.returncode == 0, done.stderr.decode()[-2000:]
+    doc = json.loads(done.stdout)
+    assert doc["totals"]["records"] == 2000 * 40
+    assert doc["problems"] == []
+    assert len({c["rank"] for c in doc["compiles"]}) == 2000
+
+
+# ---- Ctrl-C ----------------------------------------------------------------------------------------
+
+def test_ctrl_c_during_a_big_json_ends_it_and_its_child(tmp_path):
+    """SIGINT while the forked child indexes the second half: both end, no traceback."""
+    big = tmp_path / NAME
+    unit = REAL.read_bytes()
+    with open(big, "wb") as f:
+        for _ in range((160 << 20) // len(unit)):
+            f.write(unit)
+    proc = subprocess.Popen([sys.executable, "-m", "tlview", "--json", str(big)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    children = Path(f"/proc/{proc.pid}/task/{proc.pid}/children")
+    deadline = time.monotonic() + 60
+    while not (children.exists() and children.read_text().strip()) and proc.poll() is None:
+        assert time.monotonic() < deadline, "the indexing child never started"
+        time.sleep(0.01)
+    child = int(children.read_text().split()[0]) if proc.poll() is None else None
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    if child is not None:
+        deadline = time.monotonic() + 10
+        while Path(f"/proc/{child}").exists() and "Z" not in _state(child):
+            assert time.monotonic() < deadline, "the indexing child outlived its parent"
+            time.sleep(0.01)
+
+
+def _state(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][:1]
+    except OSError:
+        return "Z"
+
+
+# ---- following: rotation and deletion -------------------------------------------------------------
+
+def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
+    """`mv x.log x.log.1` and a new x.log: the new run is shown, the rotated one is over."""
+    from tlview.model.live import LiveIndex
+    from tlview.model.totals import totals
+
+    first = REAL.read_bytes()
+    second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
+    folder = write(tmp_path / "run", first)
+    live = LiveIndex(str(folder))
+    live.catch_up()
+    assert totals(live.index).compile_ids == 12
+    (folder / NAME).rename(folder / (NAME + ".1"))
+    (folder / NAME).write_bytes(second)
+    live.catch_up()
+    live.finish()
+    assert [s.path for s in live.index.sources] == [str(folder / NAME)]
+    assert totals(live.index).compile_ids == 15
+    assert any("renamed away (rotated)" in n for n in live.index.notes)
+
+
+def test_following_a_folder_deleted_and_made_again(tmp_path):
+    import shutil
+
+    from tlview.model.live import LiveIndex
+    from tlview.model.totals import totals
+
+    folder = write(tmp_path / "run", REAL.read_bytes())
+    live = LiveIndex(str(folder))
+    live.catch_up()
+    shutil.rmtree(folder)
+    update = live.step()
+    assert update.rebuilt and update.waiting and live.index.sources == []
+    write(folder, next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes(), "other.log")
+    live.catch_up()
+    live.finish()
+    assert totals(live.index).compile_ids == 15  # the new run only
+    assert any("deleted or renamed" in n for n in live.index.notes)
+
+
+def test_a_trace_whose_first_line_is_damaged_is_still_found(tmp_path):
+    """Discovery goes by content: NULs before the first record do not hide a one-record trace."""
+    doc = json_for(write(tmp_path, b"\x00" * 64 + RECORDS[0]))
+    assert doc["totals"]["records"] == 1
+    assert [p["kind"] for p in doc["problems"]] == ["bad line"]
+
+
+def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
+    import gzip
+
+    from tlview.model.live import LiveIndex
+
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    (folder / (NAME + ".gz")).write_bytes(gzip.compress(REAL.read_bytes()))
+    update = LiveIndex(str(folder)).step()
+    assert "compressed (gzip): zcat" in update.waiting

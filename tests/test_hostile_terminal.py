@@ -1,0 +1,350 @@
+"""Hostile terminals and inputs: an output that closes or fills up, signals to the explorer, a pipe
+that brings nothing, paths that are pipes, devices or compressed, odd bytes and links in a folder.
+Every case ends quickly with a true one-line message, and gives the terminal back."""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import lzma
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import uuid
+from pathlib import Path
+
+import pytest
+from conftest import CORPUS, json_for, run_cli, tlview_command
+
+TRACE_DIR = CORPUS / "recompiles" / "trace"
+TRACE = next(TRACE_DIR.glob("*.log"))
+TEXT = CORPUS / "recompiles" / "torch_logs.txt"
+TIMEOUT = 60  # generous: a case that blocks (a pipe opened for reading) fails here, not forever
+BOM = b"\xef\xbb\xbf"
+
+
+def tlview(*args: str, stdout=subprocess.PIPE, shell: str | None = None) -> subprocess.CompletedProcess:
+    """The installed command in a process of its own: stdout is a real file descriptor."""
+    command = ["sh", "-c", shell] if shell is not None else [*tlview_command().split(), *args]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def one_line(err: bytes) -> str:
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "Traceback" not in lines[0] and "internal error" not in lines[0]
+    return lines[0]
+
+
+@pytest.fixture(scope="module")
+def truth() -> dict:
+    return json_for(TRACE_DIR)
+
+
+# ---- 1. an output that closes or fills up -------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["--report", "--json"])
+def test_a_reader_that_left_is_not_an_error(mode):
+    """`tlview --report x | head -1`: the pipe's reader is gone before anything is written."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # every write gets EPIPE, as after `head -1` has its line
+    try:
+        done = tlview(mode, str(TRACE_DIR), stdout=write_end)
+    finally:
+        os.close(write_end)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == b""
+
+
+@pytest.mark.parametrize("mode, head", [("--report", "head -1"), ("--json", "head -c 10")])
+def test_head_in_a_shell_pipeline_exits_0(mode, head):
+    pipeline = f"{tlview_command()} {mode} {TRACE_DIR} | {head} >/dev/null; echo \"exit ${{PIPESTATUS[0]}}\""
+    done = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=TIMEOUT,
+                          check=False)
+    assert done.stdout.strip() == "exit 0" and done.stderr == ""
+
+
+@pytest.mark.parametrize("mode, what", [("--report", "the report"), ("--json", "the JSON")])
+def test_a_full_disk_is_told_in_one_line(mode, what):
+    with open("/dev/full", "wb") as full:
+        done = tlview(mode, str(TRACE_DIR), stdout=full)
+    assert done.returncode == 1
+    assert one_line(done.stderr) == f"tlview: cannot write {what}: No space left on device"
+
+
+@pytest.mark.parametrize("mode, what", [("--report", "the report"), ("--json", "the JSON")])
+def test_a_closed_stdout_is_told_in_one_line(mode, what):
+    done = tlview(shell=f"exec {tlview_command()} {mode} {TRACE_DIR} >&-")
+    assert done.returncode == 1
+    assert one_line(done.stderr) == f"tlview: cannot write {what}: stdout is closed"
+
+
+# ---- 2. signals and Ctrl+C give the terminal back -----------------------------------------------
+
+TERMINAL = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_standard_flag} " \
+           "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"
+GIVEN_BACK = "0 1 0 0 0 0 0"  # main screen, cursor shown, no mouse reporting of any kind
+
+
+def _explorer(tmux, tmp_path):
+    pidfile = tmp_path / f"pid-{uuid.uuid4().hex[:8]}"
+    term = tmux(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {TRACE_DIR}'")
+    term.wait_for("✓ [0/0] ok")
+    assert term.run("display-message", "-p", "-t", term.name, TERMINAL).split()[0] == "1"  # alternate
+    return term, int(pidfile.read_text())
+
+
+def _terminal_state(term) -> str:
+    return term.run("display-message", "-p", "-t", term.name, TERMINAL).strip()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+def test_a_signal_gives_the_terminal_back(tmux, tmp_path, sig):
+    term, pid = _explorer(tmux, tmp_path)
+    os.kill(pid, sig)
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert f"EXITED:{128 + sig}" in screen and "Traceback" not in screen
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_the_pool_indexes_a_big_trace(tmux, tmp_path, sig):
+    """The explorer indexes a trace of 64 MiB or more in a process pool: a signal then ends it,
+    its helpers with it, and no child prints a traceback (KeyboardInterrupt, BrokenPipeError)."""
+    unit = TRACE.read_bytes()
+    big = tmp_path / "dedicated_log_torch_trace_big.log"
+    with open(big, "wb") as f:
+        for _ in range((96 << 20) // len(unit)):
+            f.write(unit)
+    pidfile = tmp_path / "pid"
+    term = tmux(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big}' 2>&1")
+    term.wait_for("[0/0]", timeout=TIMEOUT)
+    os.kill(int(pidfile.read_text()), sig)
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert f"EXITED:{128 + sig}" in screen
+    for noise in ("Traceback", "KeyboardInterrupt", "BrokenPipe", "Error"):
+        assert noise not in screen
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+def test_ctrl_c_quits(tmux, tmp_path):
+    term, _pid = _explorer(tmux, tmp_path)
+    term.keys("C-c")
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert "EXITED:0" in screen and "Traceback" not in screen
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+# ---- 3. stdin -----------------------------------------------------------------------------------
+
+TEMP_NAMES = ("/proc/self/fd", "tlview-stdin")
+
+
+@pytest.mark.parametrize("feed, message", [
+    ("true", "tlview: stdin closed before anything came through the pipe"),
+    ("echo 'hello from train.py'",
+     "tlview: stdin closed with no TORCH_TRACE or TORCH_LOGS line in it (1 line read)"),
+    (f"gzip -c {TRACE}", "tlview: stdin is compressed (gzip)"),
+])
+def test_a_pipe_that_brings_no_log_line_ends_with_a_message(tmux, feed, message):
+    term = tmux(f"{feed} | {tlview_command()} --follow -")
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert "EXITED:2" in screen and message in screen
+    assert not any(name in screen for name in TEMP_NAMES)
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(tmux, tmp_path, truth):
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)  # the writer starts when the test says so: no sleep
+    term = tmux(f"(read go < {gate}; cat {TRACE}) | {tlview_command()} --follow -")
+    screen = term.wait_for("waiting for stdin to hold a log line")
+    assert not any(name in screen for name in TEMP_NAMES)
+    with open(gate, "w") as go:
+        go.write("go\n")
+    screen = term.wait_for("■ ended")
+    records = f"{truth['totals']['records']:,} records"
+    assert records in screen and f"{len(truth['compiles'])} compile ids" in screen
+    assert not any(name in screen for name in TEMP_NAMES)
+    term.keys("q")
+    assert "EXITED:0" in term.wait_for("EXITED:")
+
+
+# ---- 4. paths that are pipes or devices ---------------------------------------------------------
+
+def test_a_named_pipe_is_never_opened(tmp_path):
+    fifo = tmp_path / "p"
+    os.mkfifo(fifo)
+    for args in (["--json", str(fifo)], ["--report", str(fifo)], ["--follow", str(fifo)]):
+        done = tlview(*args)  # opening it would block until a writer came: the timeout would fail
+        assert done.returncode == 2
+        assert one_line(done.stderr) == (f"tlview: {fifo} is a named pipe: pipe it in with "
+                                         f"`cat {fifo} | tlview --follow -`")
+
+
+@pytest.mark.parametrize("device", ["/dev/zero", "/dev/urandom"])
+def test_a_device_is_not_a_log_file(device, capsys):
+    for args in (["--json", device], ["--report", device], ["--follow", device], [device]):
+        assert run_cli(*args)[0] == 2
+        assert capsys.readouterr().err.strip() == f"tlview: {device} is a device, not a log file"
+
+
+def test_a_folder_skips_pipes_and_devices_with_a_note(tmp_path, truth):
+    (tmp_path / TRACE.name).symlink_to(TRACE)
+    os.mkfifo(tmp_path / "dedicated_log_torch_trace_fifo.log")
+    (tmp_path / "zero.log").symlink_to("/dev/zero")
+    done = tlview("--json", str(tmp_path))  # a pipe opened would block: the timeout would fail
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert len(doc["compiles"]) == len(truth["compiles"])
+    assert f"{tmp_path}/dedicated_log_torch_trace_fifo.log: a named pipe, skipped" in doc["notes"]
+    assert f"{tmp_path}/zero.log: a device, skipped" in doc["notes"]
+
+
+# ---- 5. compressed files ------------------------------------------------------------------------
+
+COMPRESSORS = [(".gz", gzip.compress, "gzip", "zcat"), (".bz2", bz2.compress, "bzip2", "bzcat"),
+               (".xz", lzma.compress, "xz", "xzcat")]
+
+
+@pytest.mark.parametrize("suffix, compress, fmt, tool", COMPRESSORS)
+def test_a_compressed_trace_says_how_to_read_it(tmp_path, capsys, suffix, compress, fmt, tool):
+    packed = tmp_path / f"x.log{suffix}"
+    packed.write_bytes(compress(TRACE.read_bytes()))
+    hint = (f"{packed} is compressed ({fmt}): {tool} {packed} > {tmp_path / 'x.log'} "
+            f"(or {tool} {packed} | tlview --follow -)")
+    for args in (["--json", str(packed)], ["--follow", str(packed)], [str(packed)]):
+        assert run_cli(*args)[0] == 2
+        assert capsys.readouterr().err.strip() == f"tlview: {hint}"
+
+
+def test_a_folder_of_compressed_traces_says_how_to_read_them(tmp_path, capsys, truth):
+    packed = tmp_path / "dedicated_log_torch_trace_rank_0.log.gz"
+    packed.write_bytes(gzip.compress(TRACE.read_bytes()))
+    assert run_cli("--json", str(tmp_path))[0] == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"tlview: {tmp_path}: no TORCH_TRACE file or TORCH_LOGS text in this folder")
+    assert f"{packed} is compressed (gzip): zcat {packed} > {str(packed)[:-3]}" in err
+    (tmp_path / TRACE.name).symlink_to(TRACE)  # beside a trace: read the trace, note the other
+    doc = json_for(tmp_path)
+    assert len(doc["compiles"]) == len(truth["compiles"])
+    assert any(n.startswith(f"{packed} is compressed (gzip): zcat") for n in doc["notes"])
+
+
+# ---- 6. a byte-order mark -----------------------------------------------------------------------
+
+def _first_record(data: bytes) -> bytes:
+    """The trace's first record only: its envelope is the one trace line the sniff can see."""
+    end = data.index(b"\nV", 1) + 1
+    return data[:end]
+
+
+@pytest.mark.parametrize("content, kind", [
+    (lambda: _first_record(TRACE.read_bytes()), "trace"),
+    (lambda: next(line for line in TEXT.read_bytes().splitlines(keepends=True)
+                  if line.startswith((b"V", b"I", b"W", b"[rank"))), "text"),
+])
+def test_a_byte_order_mark_does_not_hide_the_kind(tmp_path, content, kind):
+    from tlview.source.discover import find_logs, sniff
+
+    path = tmp_path / "with_bom.log"
+    path.write_bytes(BOM + content())
+    assert sniff(str(path)) == kind
+    found, _notes = find_logs(str(path))
+    assert [f.kind for f in found] == [kind]
+
+
+# ---- 7. odd names and links in a folder ---------------------------------------------------------
+
+def test_a_file_name_that_is_not_utf8(tmp_path, truth):
+    from tlview.source.discover import find_logs
+
+    folder = os.fsencode(tmp_path)
+    name = b"dedicated_log_torch_trace_\xff.log"
+    with open(os.path.join(folder, name), "wb") as f:
+        f.write(TRACE.read_bytes())
+    found, _ = find_logs(str(tmp_path))
+    assert [os.fsencode(f.path) for f in found] == [os.path.join(folder, name)]
+    code, out = run_cli("--json", str(tmp_path))
+    assert code == 0, out
+    doc = json.loads(out)
+    assert len(doc["compiles"]) == len(truth["compiles"])
+    assert [s["path"] for s in doc["sources"]] == [f"{tmp_path}/dedicated_log_torch_trace_\\xff.log"]
+    code, out = run_cli("--report", str(tmp_path))  # a strict UTF-8 stdout, as in a UTF-8 locale
+    assert code == 0 and "dedicated_log_torch_trace_\\xff.log" in out
+
+
+def test_links_that_loop_or_lead_nowhere(tmp_path, truth):
+    (tmp_path / TRACE.name).symlink_to(TRACE)
+    (tmp_path / "loop").symlink_to(".")  # the folder again: its files are not read twice
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    (tmp_path / "dedicated_log_torch_trace_rank_1.log").symlink_to("gone.log")
+    done = tlview("--json", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    doc = json.loads(done.stdout)
+    assert [s["path"] for s in doc["sources"]] == [str(tmp_path / TRACE.name)]
+    assert len(doc["compiles"]) == len(truth["compiles"])
+    notes = doc["notes"]
+    assert f"{tmp_path}/a: a symbolic link loop, skipped" in notes
+    assert f"{tmp_path}/b: a symbolic link loop, skipped" in notes
+    broken = tmp_path / "dedicated_log_torch_trace_rank_1.log"
+    assert f"{broken}: a broken symbolic link (to gone.log), skipped" in notes
+
+
+def test_a_link_loop_or_a_broken_link_given_as_the_path(tmp_path, capsys):
+    (tmp_path / "a").symlink_to("b")
+    (tmp_path / "b").symlink_to("a")
+    (tmp_path / "trace.log").symlink_to("gone.log")
+    assert run_cli("--json", str(tmp_path / "a"))[0] == 2
+    assert capsys.readouterr().err.strip() == f"tlview: {tmp_path}/a: a symbolic link loop"
+    assert run_cli("--json", str(tmp_path / "trace.log"))[0] == 2
+    broken = tmp_path / "trace.log"
+    assert capsys.readouterr().err.strip() == f"tlview: {broken}: a broken symbolic link (to gone.log)"
+
+
+def _json_as_nobody(folder: Path) -> tuple[int, str]:
+    """`tlview --json folder` in a forked child that dropped root (its modules imported before:
+    `nobody` may not read the interpreter's folders)."""
+    import tlview.model.indexing  # noqa: F401
+    import tlview.report.summary  # noqa: F401
+
+    read_fd, write_fd = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            os.close(read_fd)
+            os.setgid(65534)
+            os.setuid(65534)
+            code, out = run_cli("--json", str(folder))
+            os.write(write_fd, out.encode())
+        finally:
+            os._exit(code)
+    os.close(write_fd)
+    with os.fdopen(read_fd, "rb") as pipe:
+        out = pipe.read().decode()
+    return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), out
+
+
+def test_an_unreadable_file_is_noted(truth):
+    """A file tlview may not read is told with its path. Root reads any file: as root, the check
+    runs as the unprivileged user `nobody` (in a folder of its own that it may enter)."""
+    folder = Path(tempfile.mkdtemp(prefix="tlview-unreadable-"))
+    try:
+        folder.chmod(0o755)
+        (folder / TRACE.name).write_bytes(TRACE.read_bytes())
+        locked = folder / "dedicated_log_torch_trace_rank_1.log"
+        locked.write_bytes(TRACE.read_bytes())
+        locked.chmod(0)
+        code, out = _json_as_nobody(folder) if os.geteuid() == 0 else run_cli("--json", str(folder))
+        assert code == 0, out
+        doc = json.loads(out)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert len(doc["compiles"]) == len(truth["compiles"])
+    assert f"{locked}: not readable (permission denied), skipped" in doc["notes"]

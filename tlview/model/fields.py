@@ -1,0 +1,91 @@
+"""The types of the record fields the model keeps, checked once, when a record is indexed.
+
+torch writes these fields itself, but files get edited, cut, merged by other tools and written by
+other torch versions. A field of the wrong type is a problem of its record (said, with its file
+and line) and never reaches a pane, a filter or the report: text fields keep their value as text
+(a failure stays a failure), numbers of the wrong type are dropped (shown as unknown).
+"""
+
+from __future__ import annotations
+
+import math
+from enum import Enum
+
+import orjson
+
+
+class Type(Enum):
+    TEXT = "text"
+    COUNT = "a whole number"
+    SECONDS = "a number of seconds"
+    TEXTS = "a list of text"
+    FILE = "a file name or a string-table id"
+
+
+def _fits(kind: Type, value) -> bool:
+    if kind is Type.TEXT:
+        return isinstance(value, str)
+    if kind is Type.COUNT:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if kind is Type.SECONDS:
+        return (isinstance(value, (int, float)) and not isinstance(value, bool)
+                and math.isfinite(value))
+    if kind is Type.TEXTS:
+        return isinstance(value, list) and all(isinstance(item, str) for item in value)
+    return isinstance(value, str) or (isinstance(value, int) and not isinstance(value, bool))
+
+
+def _as_text(value) -> str:
+    """A value of the wrong type, kept as the JSON that was written."""
+    try:
+        return orjson.dumps(value, default=str).decode()
+    except (TypeError, orjson.JSONEncodeError):
+        return str(value)
+
+
+def _described(value) -> str:
+    if isinstance(value, float) and not math.isfinite(value):
+        return str(value)  # nan, inf
+    if isinstance(value, str):
+        return f"the text {value[:40]!r}"
+    kind = {dict: "an object", list: "a list", bool: "true/false", type(None): "null"}.get(type(value))
+    return kind or f"the number {value}"
+
+
+METRICS = {
+    "co_name": Type.TEXT, "co_filename": Type.TEXT, "co_firstlineno": Type.COUNT,
+    "compile_id": Type.TEXT, "cache_size": Type.COUNT, "guard_count": Type.COUNT,
+    "shape_env_guard_count": Type.COUNT, "graph_op_count": Type.COUNT,
+    "graph_node_count": Type.COUNT, "entire_frame_compile_time_s": Type.SECONDS,
+    "backend_compile_time_s": Type.SECONDS, "inductor_compile_time_s": Type.SECONDS,
+    "code_gen_time_s": Type.SECONDS, "dynamo_time_before_restart_s": Type.SECONDS,
+    "fail_type": Type.TEXT, "fail_reason": Type.TEXT, "fail_user_frame_filename": Type.TEXT,
+    "fail_user_frame_lineno": Type.COUNT, "restart_reasons": Type.TEXTS,
+    "recompile_reason": Type.TEXT, "num_graph_breaks": Type.COUNT, "start_time": Type.SECONDS,
+    "elapsed_time": Type.SECONDS,
+}
+STACK_FRAME = {"filename": Type.FILE, "line": Type.COUNT, "name": Type.TEXT}
+
+
+def checked(event: dict, schema: dict[str, Type], what: str) -> tuple[dict, list[str]]:
+    """The schema's fields present in `event` (null ones left out), each of its type, and what
+    was wrong (`compilation_metrics: fail_type is an object, not text`)."""
+    kept: dict = {}
+    wrong: list[str] = []
+    for name, kind in schema.items():
+        value = event.get(name)
+        if value is None:
+            continue
+        if _fits(kind, value):
+            kept[name] = value
+            continue
+        if kind is Type.TEXT:
+            kept[name] = _as_text(value)
+            outcome = "kept as text"
+        elif kind is Type.TEXTS and isinstance(value, list):
+            kept[name] = [item if isinstance(item, str) else _as_text(item) for item in value]
+            outcome = "its items kept as text"
+        else:
+            outcome = "ignored"
+        wrong.append(f"{what}: {name} is {_described(value)}, not {kind.value} ({outcome})")
+    return kept, wrong
