@@ -12,7 +12,7 @@ import time
 from conftest import CORPUS
 from tlview.model.index import Index
 from tlview.model.indexing import open_index
-from tlview.model.totals import totals
+from tlview.model.totals import RunningTotals, totals
 from tlview.model.live import LiveIndex
 from tlview.report.summary import build_summary
 
@@ -66,11 +66,16 @@ def test_follow_a_writer_to_the_same_index_as_from_scratch(tmp_path):
     rebuilt = False
     records_seen = []
     deadline = time.monotonic() + 120
+    running = RunningTotals(live.index)
     while writer.poll() is None and time.monotonic() < deadline:
         update = live.step()
         waiting_seen |= bool(update.waiting)
         rebuilt |= update.rebuilt
         records_seen.append(sum(len(s.offsets) for s in live.index.sources))
+        # the status line's counts, kept from the changes only, equal the counts made afresh
+        running = RunningTotals(live.index) if running.index is not live.index else running
+        running.add(live.index.take_changes())
+        assert running.snapshot() == totals(live.index)
         time.sleep(0.005)
     assert writer.wait(timeout=60) == 0 and writer.stdout.read().strip() == "done"
     live.catch_up()

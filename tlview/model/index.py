@@ -43,6 +43,7 @@ class Index:
         self.verify_md5 = verify_md5
         self.sources: list[Source] = []
         self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
+        self._groups: dict[Group, None] = {}  # the groups of `nodes`, in order of appearance
         self.compiles: dict[tuple[Group, CompileId], Compile] = {}
         self.frames: dict[tuple[Group, tuple], Frame] = {}
         self.problems: list[Problem] = []
@@ -248,6 +249,7 @@ class Index:
                 compile_.frame.compiles.append(compile_)
                 self.frames.setdefault((group, cid.frame_key), compile_.frame)
             self.nodes[key] = node
+            self._groups[group] = None  # kept as nodes come: a live refresh asks for them
             self._changed.add(compile_)
         elif in_trace and not node.in_trace:
             node.in_trace, node.source = True, source or node.source  # the trace's file names it
@@ -298,11 +300,11 @@ class Index:
         return next((n for (g, c), n in list(self.nodes.items()) if c == cid and g.rank is None), None)
 
     def ranks(self) -> list[int | None]:
-        return sorted({g.rank for g, _ in list(self.nodes)}, key=lambda r: -1 if r is None else r)
+        return sorted({g.rank for g in list(self._groups)}, key=lambda r: -1 if r is None else r)
 
     def groups(self) -> list[Group]:
         """Ranks in order, then processes with no rank, newest first."""
-        return sorted({g for g, _ in list(self.nodes)}, key=lambda g: g.order(self.started(g)))
+        return sorted(list(self._groups), key=lambda g: g.order(self.started(g)))
 
     def started(self, group: Group) -> str:
         """When a process's first record was written ("MMDD HH:MM:SS.ffffff"), as its files say."""

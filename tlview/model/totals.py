@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass, field
 
 from tlview.source.trace_file import TraceFile
@@ -44,3 +45,64 @@ def totals(index, rank=...) -> Totals:
     t.problems = len(index.problems)
     t.cache_events = dict(list(index.cache_events.items()))
     return t
+
+
+class RunningTotals:
+    """The run's totals kept up to date from the compiles that changed (`Index.take_changes()`):
+    a live status line costs what changed, not the size of the run (measured: 44 ms a refresh for
+    totals() at 10,000 compile ids). Always equal to totals(index)."""
+
+    _FIELDS = ("compile_ids", "compiles", "recompiles", "graph_breaks", "errors", "restarts",
+               "compiles_with_graph_break")
+
+    def __init__(self, index) -> None:
+        self.index = index
+        self._parts: dict = {}  # compile -> (its counts, its frames)
+        self._sums = dict.fromkeys(self._FIELDS, 0)
+        self._frames: Counter = Counter()
+        self.add({node.compile for node in index.iter_nodes() if node.compile is not None})
+
+    def add(self, compiles) -> None:
+        """Count these compiles (new, or changed since they were counted)."""
+        for compile_ in compiles:
+            old = self._parts.pop(compile_, None)
+            if old is not None:
+                self._count(*old, sign=-1)
+            part = _counts_of(compile_)
+            self._parts[compile_] = part
+            self._count(*part, sign=1)
+
+    def _count(self, counts: dict, frames: set, sign: int) -> None:
+        for name, value in counts.items():
+            self._sums[name] += sign * value
+        for frame in frames:
+            self._frames[frame] += sign
+            if not self._frames[frame]:
+                del self._frames[frame]
+
+    def snapshot(self) -> Totals:
+        t = Totals(frames=len(self._frames), **self._sums)
+        sources = self.index.sources
+        t.records = sum(len(s.offsets) for s in sources)
+        t.md5_bad = sum(s.md5_bad for s in sources if isinstance(s, TraceFile))
+        t.problems = len(self.index.problems)
+        t.cache_events = dict(list(self.index.cache_events.items()))
+        return t
+
+
+def _counts_of(compile_) -> tuple[dict, set]:
+    """What one compile adds to the totals, by totals()'s rules."""
+    nodes = [n for n in compile_.attempts if n.cid.frame is not None or n.cid.autograd is not None]
+    if not nodes:
+        return {}, set()
+    key = compile_.key
+    counts = {
+        "compile_ids": len(nodes),
+        "compiles": int(key.frame is not None),
+        "recompiles": int(key.is_recompile),
+        "graph_breaks": sum(len(n.breaks) for n in nodes),
+        "errors": sum(int(n.failed) for n in nodes),
+        "restarts": sum(len(n.restart_reasons) for n in nodes),
+        "compiles_with_graph_break": int(compile_.has_graph_break),
+    }
+    return counts, {(n.group, n.cid.frame) for n in nodes if n.cid.frame is not None}
