@@ -54,6 +54,21 @@ def build_trace(target_bytes: int, source_set: str = "model") -> Path:
     return path
 
 
+def build_ranks(total_bytes: int, ranks: int) -> Path:
+    """A folder of `ranks` rank files of total_bytes/ranks each (the same training job on every
+    rank, as a data-parallel job writes), cached under BENCH_DIR."""
+    folder = BENCH_DIR / f"ranks_{ranks}_{total_bytes >> 20}mb"
+    names = [folder / f"dedicated_log_torch_trace_rank_{rank}_x{rank:04d}.log" for rank in range(ranks)]
+    if all(name.exists() for name in names):
+        return folder
+    one = build_trace(total_bytes // ranks)
+    folder.mkdir(parents=True, exist_ok=True)
+    data = one.read_bytes()
+    for name in names:
+        name.write_bytes(data)
+    return folder
+
+
 def prefix_at_record(source: Path, target_bytes: int, name: str) -> Path:
     """The first `target_bytes` of a trace, cut at an envelope line."""
     path = BENCH_DIR / name

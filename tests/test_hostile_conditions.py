@@ -492,3 +492,37 @@ def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
     (folder / (NAME + ".gz")).write_bytes(gzip.compress(REAL.read_bytes()))
     update = LiveIndex(str(folder)).step()
     assert "compressed (gzip): zcat" in update.waiting
+
+
+# ---- md5 checked in the scan: the fast path agrees with the exact decoder ----------------------------
+
+_PAYLOAD_LINES = st.lists(st.text(alphabet="ab\t\r x", max_size=12), min_size=1, max_size=6)
+
+
+@settings(max_examples=60, deadline=None)
+@given(lines=_PAYLOAD_LINES, tamper=st.booleans(), blank=st.booleans())
+def test_md5_checked_in_the_scan_agrees_with_the_decoder(tmp_path_factory, lines, tamper, blank):
+    """Payload lines with TABs and CRs inside, a blank line, a changed byte: the scan (which hashes
+    payloads from the block in memory when it can) finds exactly what the exact decoder finds."""
+    text = "\n".join(lines).encode()
+    at = next(i for i, r in enumerate(RECORDS) if b'"inductor_output_code"' in r[:300])
+    head = re.sub(rb'"has_payload": "[0-9a-f]{32}"',
+                  b'"has_payload": "' + hashlib.md5(text).hexdigest().encode() + b'"',
+                  RECORDS[at].split(b"\n", 1)[0])
+    region = b"\t" + text.replace(b"\n", b"\n\t") + b"\n"
+    if blank:
+        region = region.replace(b"\n", b"\n\n", 1)
+    if tamper:
+        region = region[:1] + b"Z" + region[2:]
+    folder = tmp_path_factory.mktemp("md5")
+    (folder / NAME).write_bytes(b"".join(RECORDS[:at]) + head + b"\n" + region + b"".join(RECORDS[at + 1:]))
+    index = open_index(str(folder), verify_md5=True, parallel_ok=False)
+    source = index.sources[0]
+    decoded = PayloadDecoder()
+    decoded.feed(region)
+    decoded.close()
+    expected_ok = decoded.md5 == hashlib.md5(text).hexdigest()
+    assert source.md5_bad == (0 if expected_ok else 1)
+    assert bool(decoded.blank_lines) == any(p.kind == "blank line" for p in index.problems)
+    assert source.md5_ok + source.md5_bad == sum(1 for line in (folder / NAME).read_bytes().split(b"\n")
+                                                 if line.startswith(b"V") and b"has_payload" in line)

@@ -47,3 +47,30 @@ def test_a_failing_child_falls_back_to_one_process(tmp_path, monkeypatch):
     assert any("indexed in one process" in n for n in split.notes)
     single = open_index(str(path), parallel_ok=False)
     assert build_summary(split)["compiles"] == build_summary(single)["compiles"]
+
+
+def test_a_folder_of_ranks_over_two_processes_equals_one_process(tmp_path, monkeypatch):
+    ranks = sorted((CORPUS / "distributed" / "trace").glob("*rank_*.log"))
+    assert len(ranks) >= 2
+    for path in ranks:
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1)
+    single = open_index(str(tmp_path), parallel_ok=False, verify_md5=True)
+    split = open_index(str(tmp_path), parallel_ok=True, verify_md5=True)
+    assert not split.notes  # the child did its files
+    a, b = build_summary(single), build_summary(split)
+    assert a == b
+    assert sum(s["md5_ok"] for s in b["sources"]) > 0 and not any(s["md5_bad"] for s in b["sources"])
+    for sa, sb in zip(single.sources, split.sources):
+        assert list(sa.offsets) == list(sb.offsets)
+
+
+def test_a_failing_files_child_leaves_its_files_to_this_process(tmp_path, monkeypatch):
+    for path in (CORPUS / "distributed" / "trace").glob("*rank_*.log"):
+        (tmp_path / path.name).write_bytes(path.read_bytes())
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1)
+    monkeypatch.setattr(parallel, "index_range", lambda *a: 1 / 0)
+    split = open_index(str(tmp_path), parallel_ok=True)
+    assert any("indexed in one process" in n for n in split.notes)
+    single = open_index(str(tmp_path), parallel_ok=False)
+    assert build_summary(split)["compiles"] == build_summary(single)["compiles"]

@@ -87,6 +87,28 @@ class Indexer:
             except Exception as exc:  # noqa: BLE001 - no processes allowed, a child failed: go on here
                 self.index.notes.append(f"{source.path}: indexed in one process "
                                         f"({type(exc).__name__}: {exc})")
+        self._read_many_files()
+
+    def _read_many_files(self) -> None:
+        """Headless, a folder of files (ranks) worth several processes together: half each."""
+        if not (self.use_fork and self.parallel_ok and parallel.can_fork()):
+            return
+        unread = []
+        for source in self.index.sources:
+            if isinstance(source, TraceFile) and source.scanned_to == 0:
+                try:
+                    source.size = os.path.getsize(source.path)
+                except OSError:
+                    continue
+                unread.append(source)
+        if len(unread) < 2 or sum(s.size for s in unread) < PARALLEL_BYTES:
+            return
+        self._parallel_done.update(s.path for s in unread)
+        try:
+            parallel.index_files_split(self.index, unread)
+        except Exception as exc:  # noqa: BLE001 - a child failed: the next refresh reads the rest here
+            self.index.notes.append(f"{len(unread)} files: indexed in one process "
+                                    f"({type(exc).__name__}: {exc})")
 
     def _wants_parallel(self, source) -> bool:
         if not (self.parallel_ok and isinstance(source, TraceFile) and source.scanned_to == 0

@@ -3,7 +3,8 @@ lines) into its own Index, exports it as plain data, and the parent merges the p
 (`Index.merge_part`). When to use them is indexing.py's decision.
 
 - `index_split` (headless, no other thread): this process reads the first half while a forked
-  child reads the second; a fork starts at once.
+  child reads the second; a fork starts at once. `index_files_split` does the same for a folder
+  of files (ranks): the first files here, the rest in the child.
 - `index_with_pool` (the TUI, threads running, so no fork): a forkserver/spawn pool indexes ranges
   while the UI thread stays free; the first range is indexed here for a fast first screen.
 """
@@ -60,22 +61,61 @@ def next_envelope(source: TraceFile, at: int) -> int | None:
 
 def index_split(index: Index, source: TraceFile) -> None:
     """Index `source` (not read yet) with a forked child for its second half."""
-    # the child also pickles its part: give it a little less
-    split = next_envelope(source, source.size * 9 // 20)
+    # (measured: the child's pickling is small; halves finish together)
+    split = next_envelope(source, source.size // 2)
     source.peek_process()
     if split is None:
         return
+
+    def here() -> None:
+        index.feed(source, limit=split)
+        source.close_open_at(split)
+
+    part = _with_forked_child(lambda: _index_second_half(source, split), here)
+    index.merge_part(source, part)
+
+
+def index_files_split(index: Index, sources: list[TraceFile]) -> None:
+    """Index several trace files not read yet (a folder of ranks) over two processes: the first
+    files here, the last ones in a forked child; merged in file order, as one process would."""
+    total = sum(source.size for source in sources)
+    cut, taken = len(sources), 0
+    for i, source in enumerate(sources):
+        taken += source.size
+        if taken * 2 >= total:
+            cut = i + 1
+            break
+    mine, theirs = sources[:cut], sources[cut:]
+    if not theirs:
+        return
+
+    def child() -> list[dict]:
+        return [index_range(s.path, 0, None, s.verify_md5, s.rank_from_name, (None, ""))
+                for s in theirs]
+
+    def here() -> None:
+        for source in mine:
+            index.feed(source)
+
+    parts = _with_forked_child(child, here)
+    for source, part in zip(theirs, parts):
+        index.merge_part(source, part)
+
+
+def _with_forked_child(child_work, own_work):
+    """Run `child_work` in a forked child while this process runs `own_work`; return what the
+    child's work returned (pickled through a pipe). Raises OSError when the child failed."""
     read_fd, write_fd = os.pipe()
     gc.freeze()  # the child then touches no page of ours to collect garbage (fewer copy-on-write)
     pid = os.fork()
-    if pid == 0:  # the child: index [split, end) and send the part back
+    if pid == 0:  # the child: do its part and send it back
         status = 1
         try:
             _quiet_child()
             os.close(read_fd)
-            part = _index_second_half(source, split)
+            result = child_work()
             with os.fdopen(write_fd, "wb") as out:
-                pickle.dump(part, out, protocol=pickle.HIGHEST_PROTOCOL)
+                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
         except BaseException:  # noqa: BLE001 - the parent indexes the rest itself
             pass
@@ -85,12 +125,11 @@ def index_split(index: Index, source: TraceFile) -> None:
     os.close(write_fd)
     inp = os.fdopen(read_fd, "rb")
     try:
-        index.feed(source, limit=split)
-        source.close_open_at(split)
+        own_work()
         try:
-            part = pickle.load(inp)
+            result = pickle.load(inp)
         except (EOFError, pickle.UnpicklingError):
-            part = None
+            result = None
     except BaseException:
         # Ctrl-C, or a failure here: the child must not outlive us (nor block writing its part).
         os.kill(pid, signal.SIGKILL)
@@ -98,10 +137,10 @@ def index_split(index: Index, source: TraceFile) -> None:
     finally:
         inp.close()
         _, status = os.waitpid(pid, 0)
-    if status != 0 or part is None:
-        # The first half is indexed; the caller's next refresh() reads the rest in this process.
+    if status != 0 or result is None:
+        # What this process indexed stays; the caller's next refresh() reads the rest here.
         raise OSError("the indexing child process failed")
-    index.merge_part(source, part)
+    return result
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int = 2,

@@ -114,7 +114,7 @@ def _source(source) -> dict:
     if isinstance(source, TraceFile):
         entry.update(rank=source.rank, pid=source.pid, started=source.started,
                      md5_ok=source.md5_ok, md5_bad=source.md5_bad,
-                     record_kinds=dict(Counter(source.kind_names[k] for k in source.kinds)))
+                     record_kinds={source.kind_names[k]: n for k, n in Counter(source.kinds).items()})
     else:
         entry.update(lines=source.lines, glog_lines=source.glog_lines, ranks=sorted(source.ranks),
                      pids=sorted(source.pids))

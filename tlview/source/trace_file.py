@@ -21,11 +21,10 @@ from array import array
 from dataclasses import dataclass
 from typing import Protocol
 
-import orjson
-
 from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine
-from tlview.source.payload import MD5_MISMATCH, decode_file_region, size_text
+from tlview.source.payload import MD5_MISMATCH, decode_file_region, size_text, whole_payload
 from tlview.source.reader import IncrementalFile
+from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
 from tlview.source.trace_records import TraceRecords, loads_metadata
 
 _CLOSING = (ord("}"), ord("\r"))
@@ -33,12 +32,6 @@ _BOM = b"\xef\xbb\xbf"
 KINDS_MAX = 10_000  # record kinds told apart in one file (torch has about a hundred)
 OTHER_KINDS = "(other kinds)"
 PAYLOAD_KEPT = 16 << 20  # of a payload the index parses (reasons, guards): more is not read
-CONTEXT_KEYS = frozenset(
-    {"rank", "compiled_autograd_id", "frame_id", "frame_compile_id", "attempt", "has_payload",
-     "subgraph_name", "severity", "timestamp", "pathname", "thread"}
-)
-
-
 class RecordSink(Protocol):
     """What the scanner feeds: the model's index implements it."""
 
@@ -74,7 +67,7 @@ class OpenRecord:
     wants_payload: bool
 
 
-class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
+class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
     """One trace file: its records' offsets and the scanning state."""
 
     def __init__(self, path: str, sink: RecordSink, verify_md5: bool = False,
@@ -103,6 +96,8 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
         self._verified_rec = -1  # the last record whose md5 was checked when it closed
         self._open: OpenRecord | None = None
         self._long: LongLine | None = None
+        self._block: bytes | None = None
+        self._block_base = 0
 
     # ---- what the shared reader asks -------------------------------------------------------------
 
@@ -136,6 +131,16 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
     # ---- the scan loop -------------------------------------------------------------------------
 
     def scan_block(self, data: bytes, cut: int, base: int) -> None:
+        # The block stays at hand while it is scanned: a record that closes inside it is hashed
+        # from memory (no second read). A rescue scans a piece of it: the outer block comes back.
+        outer = self._block, self._block_base
+        self._block, self._block_base = data, base
+        try:
+            self._scan_lines(data, cut, base)
+        finally:
+            self._block, self._block_base = outer
+
+    def _scan_lines(self, data: bytes, cut: int, base: int) -> None:
         pos = 0
         if self._long is not None:
             pos = data.find(b"\n", 0, cut) + 1
@@ -182,7 +187,7 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
                 j = find(b"] {", p, eol)
                 h = find(HAS_PAYLOAD, j, eol) if j > 0 else -1
                 # describe_* records: their value varies, their context tail repeats.
-                if (j > 0 and not verify and startswith(b'{"describe_', j + 2) and data[eol - 1] in _CLOSING
+                if (j > 0 and startswith(b'{"describe_', j + 2) and data[eol - 1] in _CLOSING
                         and (h < 0 or h >= eol - 51) and find(b"V", p + 1, j) < 0
                         and find(b"] {", j + 3, eol) < 0):
                     end = h if h > 0 else eol
@@ -196,6 +201,10 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
                         offsets_append(base + p)
                         kinds_append(code)
                         contexts_append(ctx)
+                        if verify and h > 0:
+                            self._open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
+                                                    self.kind_names[code], None, ctx,
+                                                    data[h + 16:h + 48].decode("ascii", "replace"), False)
                         nxt = eol + 1
                         if nxt < cut and data[nxt] != 86 and data[nxt] != 9:
                             nxt = self._check_region_start(data, nxt, cut, base)
@@ -261,7 +270,7 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
             event = data[j + 2:t + 1]
             meta = self._event_cache.get(event)
             if meta is None:
-                meta = _loads_object(event + b"}")
+                meta = loads_object(event + b"}")
                 if meta is not None and len(self._event_cache) < 4096:
                     self._event_cache[event] = meta
         if meta is None:
@@ -343,50 +352,6 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
         code = self._kind_codes.get(name.encode())
         return self._new_kind(name.encode()) if code is None else code
 
-    # ---- contexts ------------------------------------------------------------------------------
-
-    def _context_from_tail(self, key: bytes) -> int | None:
-        text = key.rstrip(b" ,}\r")
-        fields = _loads_object(b"{" + text + b"}") if text else {}
-        if fields is None or not fields.keys() <= CONTEXT_KEYS:
-            return None  # not a context tail (e.g. a `stack` field): parse the whole record
-        ctx = self._context(fields)
-        self._tail_cache[key] = ctx
-        return ctx
-
-    def _context(self, fields: dict) -> int:
-        get = fields.get
-        key = (get("rank"), get("compiled_autograd_id"), get("frame_id"), get("frame_compile_id"),
-               get("attempt"))
-        try:
-            ctx = self._context_cache.get(key)
-        except TypeError:  # unhashable values (a list where a number belongs)
-            ctx, key = None, None
-        if ctx is None:
-            ctx = self.sink.context_code(self, self._rank_of(key[0] if key else get("rank")),
-                                         (get("compiled_autograd_id"), get("frame_id"),
-                                          get("frame_compile_id"), get("attempt")))
-            if key is not None:
-                self._context_cache[key] = ctx
-        return ctx
-
-    def _rank_of(self, rank) -> int | None:
-        if not isinstance(rank, int) or isinstance(rank, bool):
-            rank = None
-        if self.rank_from_name is not None:
-            # One file is one process: the name's rank holds for all its records. Records that say
-            # otherwise were copied from another rank's file (tlparse also goes by the name).
-            if rank is not None and rank != self.rank_from_name and not self.rank_from_record:
-                self.rank_from_record = True
-                self.sink.on_problem(self, self.scanned_to, "rank mismatch",
-                                     f"records say rank {rank}, the file name says rank "
-                                     f"{self.rank_from_name}: going by the file name")
-            return self.rank_from_name
-        if rank is not None and not self.rank_from_record:
-            self.rank = rank  # a process that logged before init_process_group: no rank in its name
-            self.rank_from_record = True
-        return rank if rank is not None else self.rank
-
     def _intern(self, entry, offset: int) -> None:
         if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], int)):
@@ -405,6 +370,8 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
         if rec is None:
             return
         self._open = None
+        if rec.md5 and self._payload_in_block(rec, end):
+            return
         # Read a few MiB at a time: memory does not follow a payload's size.
         decoded = decode_file_region(self.read_range, rec.payload_start, end,
                                      keep=PAYLOAD_KEPT if rec.wants_payload else 0)
@@ -430,9 +397,16 @@ class TraceFile(DamagedLines, TraceRecords, IncrementalFile):
             self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, decoded.kept_text())
 
 
-def _loads_object(data: bytes) -> dict | None:
-    try:
-        value = orjson.loads(data)
-    except orjson.JSONDecodeError:
-        return None
-    return value if isinstance(value, dict) and value else None
+    def _payload_in_block(self, rec: OpenRecord, end: int) -> bool:
+        """A payload that lies in the block being scanned, checked from memory (the common case)."""
+        if self._block is None or (rec.wants_payload and end - rec.payload_start > PAYLOAD_KEPT):
+            return False
+        text = whole_payload(self._block, rec.payload_start - self._block_base,
+                             end - self._block_base, rec.md5)
+        if text is None:
+            return False
+        self._verified_rec = rec.rec
+        self.md5_ok += 1
+        if rec.wants_payload:
+            self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, text)
+        return True

@@ -13,6 +13,7 @@ from tlview.ui.graphs_pane import GraphsPane
 from tlview.ui.guards_pane import GuardsPane
 from tlview.ui.log_pane import LogPane
 from tlview.ui.pane import Pane, Selection
+from tlview.ui.payload_view import warm_up
 from tlview.ui.recompiles_pane import RecompilesPane
 from tlview.ui.run_pane import RunPane
 from tlview.ui.summary_pane import SummaryPane
@@ -41,6 +42,10 @@ class DetailPane(Vertical):
             for number, (tab_id, title, _, pane) in enumerate(TABS, 1):
                 with TabPane(f"{number} {title}", id=tab_id):
                     yield pane(id=f"{tab_id}-pane")
+
+    def on_mount(self) -> None:
+        # the code panes' lexer, built before the first of them opens
+        self.run_worker(warm_up, name="lexer warm-up", thread=True, exit_on_error=False)
 
     @property
     def active(self) -> str:

@@ -8,7 +8,7 @@ result cached, so a page costs the same whatever the payload's size.
 
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import lru_cache, partial
 
 from rich.segment import Segment
 from rich.syntax import Syntax
@@ -26,6 +26,12 @@ HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
 @lru_cache(maxsize=4)
 def _highlighter(language: str) -> Syntax:
     return Syntax("", language, theme="ansi_dark", word_wrap=False)
+
+
+def warm_up(language: str = "python") -> None:
+    """Build the lexer once, off the UI thread: pygments compiles its regexes on first use (80 ms,
+    measured), which would otherwise land on the first code pane a person opens."""
+    _highlighter(language).highlight("x = 1")
 
 
 class PayloadView(ScrollView, can_focus=True):
@@ -49,6 +55,8 @@ class PayloadView(ScrollView, can_focus=True):
         self._lines: list[str] = []
         self._language: str | None = None
         self._cache: dict[int, Text] = {}
+        self._pending: set[int] = set()  # blocks being highlighted
+        self._generation = 0  # which text (and style) a highlighted block belongs to
         self._gutter = 1
 
     @property
@@ -66,6 +74,7 @@ class PayloadView(ScrollView, can_focus=True):
         """Show `lines` (split in a worker thread for a big payload: no stall here)."""
         self._lines = lines
         self._language = language
+        self._generation += 1
         self._cache.clear()
         self._gutter = len(str(len(self._lines))) + 1
         width = min(max((len(line) for line in self._lines[:2000]), default=0), MAX_LINE)
@@ -81,25 +90,52 @@ class PayloadView(ScrollView, can_focus=True):
 
     def highlighted(self, index: int) -> Text:
         """Line `index` as it is drawn: made visible, highlighted (cached). Lines are highlighted
-        a block at a time: one lexer run for 64 lines costs what 15 single-line runs do (10 ms
-        against 40 ms for a screen of inductor code), and a string spanning lines reads right."""
+        a block at a time: one lexer run for 64 lines costs what 15 single-line runs do, and a
+        string spanning lines reads right. The lexer runs in a thread (10-20 ms a block, measured,
+        which the UI thread must not spend while a pane opens): until it is done the line is
+        drawn plain."""
         text = self._cache.get(index)
-        if text is None:
-            if len(self._cache) > 2000:
-                self._cache.clear()
-            start = index - index % HIGHLIGHT_BLOCK
-            lines = [visible(line[:MAX_LINE].expandtabs(4))
-                     for line in self._lines[start:start + HIGHLIGHT_BLOCK]]
-            if self._language:
-                parts = list(_highlighter(self._language).highlight("\n".join(lines))
-                             .split("\n", allow_blank=True))[:len(lines)]
-            else:
-                parts = [Text(line) for line in lines]
-            for offset, part in enumerate(parts):
-                part.rstrip()
-                self._cache[start + offset] = part
-            text = self._cache.get(index) or Text(lines[index - start])
-        return text
+        if text is not None:
+            return text
+        start = index - index % HIGHLIGHT_BLOCK
+        lines = self._block(start)
+        if not self._language:
+            self._store(self._generation, start, [Text(line) for line in lines])
+            return self._cache[index]
+        if start not in self._pending:
+            self._pending.add(start)
+            self.run_worker(partial(self._highlight, self._generation, start, lines, self._language),
+                            name="highlight", group="highlight", thread=True, exit_on_error=False)
+        return Text(lines[index - start])
+
+    @property
+    def highlighting(self) -> bool:
+        return bool(self._pending)
+
+    def _block(self, start: int) -> list[str]:
+        return [visible(line[:MAX_LINE].expandtabs(4))
+                for line in self._lines[start:start + HIGHLIGHT_BLOCK]]
+
+    def _highlight(self, generation: int, start: int, lines: list[str], language: str) -> None:
+        """(a worker thread)"""
+        parts = list(_highlighter(language).highlight("\n".join(lines))
+                     .split("\n", allow_blank=True))[:len(lines)]
+        for part in parts:
+            part.rstrip()
+        try:
+            self.app.call_from_thread(self._store, generation, start, parts)
+        except RuntimeError:  # the app closed meanwhile: nothing to draw
+            pass
+
+    def _store(self, generation: int, start: int, parts: list[Text]) -> None:
+        self._pending.discard(start)
+        if generation != self._generation:
+            return  # highlighted for text no longer shown
+        if len(self._cache) > 2000:
+            self._cache.clear()
+        for offset, part in enumerate(parts):
+            self._cache[start + offset] = part
+        self.refresh()
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -117,4 +153,5 @@ class PayloadView(ScrollView, can_focus=True):
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._generation += 1
         self._cache.clear()
