@@ -21,6 +21,9 @@ examples:
   tlview --follow /tmp/tracedir        follow a running job live
   tlview --report /tmp/tracedir        print a summary and exit
   tlview --json --filter recompiles f  one JSON document on stdout
+  tlview --compare before/ after/      what went away, what is new, what stayed (explorer)
+  tlview --compare a b --fail-on new   CI: exit 1, a line per new recompile/break/failure
+  tlview --report --markdown f         the report as markdown, to paste into an issue
 filter words: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N
 """
 
@@ -50,6 +53,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "the command)")
     p.add_argument("--logs", default="recompiles,graph_breaks,perf_hints,dynamic",
                    help="with --run: the TORCH_LOGS categories to capture (default: %(default)s)")
+    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
+                   help="compare two runs (folders, files or TORCH_LOGS text): the recompiles, graph "
+                   "breaks and failures gone, new, and the same")
+    p.add_argument("--fail-on", default="", metavar="WORDS",
+                   help="exit 1, one line per item, when any is found: new (with --compare), "
+                   "recompiles, graph_breaks, errors (comma-separated)")
+    p.add_argument("--markdown", action="store_true",
+                   help="with --report: GitHub-flavoured markdown (to paste into an issue)")
     p.add_argument("--no-verify", action="store_true",
                    help="headless: do not check every payload's md5 (faster on huge traces)")
     p.add_argument("--version", action="version", version=f"tlview {__version__}")
@@ -60,7 +71,8 @@ def main(argv: list[str] | None = None) -> int:
     """Exit codes:
 
     0    ok; also when the reader of the output left early (`tlview --report x | head -1`)
-    1    an error of tlview's own, or the output could not be written (a full disk, a closed
+    1    what --fail-on names was found (a line for each), or an error of tlview's own, or the
+         output could not be written (a full disk, a closed
          stdout): one line on stderr says which
     2    a bad command line, or nothing to read (the message says why)
     128+N  ended by signal N: 130 SIGINT, 129 SIGHUP, 143 SIGTERM (the explorer gives the
@@ -107,6 +119,19 @@ def _main(argv: list[str] | None) -> int:
         flt = Filter.parse(args.filter, rank=args.rank)
     except FilterError as exc:
         return _fail(str(exc))
+    if args.markdown and not args.report:
+        return _fail("--markdown goes with --report: tlview --report --markdown PATH")
+    fail_on = [w.strip() for w in args.fail_on.split(",") if w.strip()]
+    if unknown := [w for w in fail_on if w not in FAIL_ON]:
+        return _fail(f"--fail-on: unknown {', '.join(map(repr, unknown))}; use {', '.join(FAIL_ON)}")
+    if "new" in fail_on and not args.compare:
+        return _fail("--fail-on new needs --compare BEFORE AFTER")
+    if args.compare:
+        if args.path is not None or args.follow or args.run or args.demo:
+            return _fail("--compare takes the two runs and nothing else: tlview --compare BEFORE AFTER")
+        if args.report or args.json or fail_on:
+            return _headless_compare(args, fail_on)
+        return _tui_compare(args)
     if args.run:
         if not command:
             return _fail("--run needs a command: tlview --run -- python train.py")
@@ -126,8 +151,8 @@ def _main(argv: list[str] | None) -> int:
         return _tui_live(flt, args, path=args.path)
     if args.path == "-":
         return _fail("reading stdin needs --follow: python train.py 2>&1 | tlview --follow -")
-    if args.report or args.json:
-        return _headless(args, flt)
+    if args.report or args.json or fail_on:
+        return _headless(args, flt, fail_on)
     return _tui(args, flt)
 
 
@@ -136,7 +161,10 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-def _headless(args, flt) -> int:
+FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break", "errors": "failure"}
+
+
+def _headless(args, flt, fail_on: list[str] = ()) -> int:
     from tlview.model.filters import missing_rank
     from tlview.model.indexing import open_index
     from tlview.report.summary import build_summary
@@ -153,25 +181,91 @@ def _headless(args, flt) -> int:
         if problem := missing_rank(flt.rank, index.ranks()):
             return _fail(problem)
         summary = build_summary(index, flt)
-        try:
+
+        def write() -> None:
             if args.json:
                 _write(json_bytes(summary) + b"\n")
-            else:
+            elif args.markdown:
+                from tlview.report.markdown import markdown_report
+
+                _write(markdown_report(summary).encode("utf-8", "replace"))
+            elif args.report:
                 from tlview.report.text_report import render_report
 
                 escape_undecodable(sys.stdout)
                 render_report(summary, report_console())
                 sys.stdout.flush()
-        except BrokenPipeError:
-            # `tlview --report x | head -1`: the reader has what it wanted; not an error.
-            _drop_stdout()
-            return EXIT_OK
-        except OSError as exc:  # a full disk (`> /dev/full`), a closed or failing stdout
-            _drop_stdout()
-            return _cannot_write(what, exc.strerror or str(exc))
-        return EXIT_OK
+
+        offending = []
+        if fail_on:
+            from tlview.diagnose.compare import problems
+
+            kinds = {FAIL_ON[w] for w in fail_on}
+            offending = [p.line("found") for p in problems(index) if p.kind in kinds]
+        return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         index.close()
+
+
+def _headless_compare(args, fail_on: list[str]) -> int:
+    from tlview.diagnose.compare import compare
+    from tlview.model.indexing import open_index
+    from tlview.source.discover import NoLogsError
+
+    what = "the JSON" if args.json else "the report"
+    if sys.stdout is None:
+        return _cannot_write(what, "stdout is closed")
+    indexes = []
+    try:
+        for path in args.compare:
+            try:
+                indexes.append(open_index(path, verify_md5=not args.no_verify))
+            except NoLogsError as exc:
+                return _fail(str(exc))
+        comparison = compare(*indexes, *args.compare)
+        doc = comparison.as_dict()
+
+        def write() -> None:
+            if args.json:
+                _write(json_bytes(doc) + b"\n")
+            elif args.markdown:
+                from tlview.report.markdown import markdown_compare
+
+                _write(markdown_compare(doc).encode("utf-8", "replace"))
+            elif args.report:
+                from tlview.report.compare_report import render_compare
+
+                escape_undecodable(sys.stdout)
+                render_compare(doc, report_console())
+                sys.stdout.flush()
+
+        offending = [p.line("new") for p in comparison.new] if "new" in fail_on else []
+        kinds = {FAIL_ON[w] for w in fail_on if w != "new"}
+        offending += [p.line("found") for p in comparison.new + comparison.same if p.kind in kinds]
+        return _output(what, write, offending, to_stdout=not (args.json or args.report))
+    finally:
+        for index in indexes:
+            index.close()
+
+
+def _output(what: str, write, offending: list[str], to_stdout: bool) -> int:
+    """Write the output, then the --fail-on lines (on stdout when they are the only output, else
+    on stderr: a JSON document stays one document); exit 1 when there are any."""
+    try:
+        write()
+        if offending and to_stdout:
+            _write(("\n".join(offending) + "\n").encode("utf-8", "replace"))
+    except BrokenPipeError:
+        # `tlview --report x | head -1`: the reader has what it wanted; not an error.
+        _drop_stdout()
+        return EXIT_ERROR if offending else EXIT_OK
+    except OSError as exc:  # a full disk (`> /dev/full`), a closed or failing stdout
+        _drop_stdout()
+        return _cannot_write(what, exc.strerror or str(exc))
+    if offending and not to_stdout:
+        for line in offending:
+            _say(line)
+    return EXIT_ERROR if offending else EXIT_OK
 
 
 def _cannot_write(what: str, why: str) -> int:
@@ -267,6 +361,19 @@ def _tui(args, flt) -> int:
     from tlview.ui.launch import run_app
 
     return run_app(args.path, flt, latest=args.latest)
+
+
+def _tui_compare(args) -> int:
+    from tlview.source.discover import NoLogsError, find_logs
+
+    for path in args.compare:
+        try:
+            find_logs(path)
+        except NoLogsError as exc:
+            return _fail(str(exc))
+    from tlview.ui.launch import run_compare
+
+    return run_compare(*args.compare)
 
 
 def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:

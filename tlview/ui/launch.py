@@ -23,6 +23,12 @@ def run_app(path: str, flt: Filter, latest: bool = False) -> int:
     return run_until_signalled(TlviewApp(path, flt, latest=latest))
 
 
+def run_compare(before: str, after: str) -> int:
+    from tlview.ui.compare_app import CompareApp
+
+    return run_until_signalled(CompareApp(before, after))
+
+
 def run_until_signalled(app: TlviewApp) -> int:
     """Run the app; a signal in ENDING_SIGNALS makes it exit cleanly with 128 + its number."""
     return asyncio.run(_run(app))

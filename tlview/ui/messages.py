@@ -26,6 +26,15 @@ class IndexGrew(Message):
 
 
 @dataclass
+class ComparisonReady(Message):
+    """Both runs of --compare are read and matched."""
+
+    comparison: object  # diagnose.compare.Comparison
+    before: Index
+    after: Index
+
+
+@dataclass
 class IndexFinished(Message):
     """Every source was read to its end (not following)."""
 

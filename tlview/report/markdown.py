@@ -1,0 +1,107 @@
+"""`--report --markdown`: the report as GitHub-flavoured markdown, to paste into a bug report.
+
+Text from the logs is made visible (textsafe: no escape codes) and kept out of markdown's way:
+table cells escape `|` and backslashes, prose puts code in backticks, tracebacks go in fences
+longer than any run of backticks inside them. No padding: nothing is wider than its content.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tlview.model.look import ref, short_path
+from tlview.textsafe import one_line, visible_data
+
+_TICKS = re.compile(r"`+")
+
+
+def markdown_report(summary: dict) -> str:
+    summary = visible_data(summary)
+    totals = summary["totals"]
+    grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+
+    def cid(item: dict) -> str:
+        return ref(item["id"], item.get("rank"), item.get("process")) if grouped else ref(item["id"])
+
+    out = ["# torch.compile report", ""]
+    facts = [f"{totals['compile_ids']} compile ids", f"{totals['recompiles']} recompiles",
+             f"{totals['graph_breaks']} graph breaks", f"{totals['errors']} failures"]
+    if summary.get("pytorch_version"):
+        facts.insert(0, f"torch {summary['pytorch_version']}")
+    out += [", ".join(facts) + ".", ""]
+    for source in summary["sources"]:
+        out.append(f"- {source['kind']}: {code(source['path'])} ({source['records']:,} records)")
+    out.append("")
+    if summary["compiles"]:
+        out += ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]
+        for entry in summary["compiles"]:
+            causes = ", ".join(dict.fromkeys(d["cause"] for d in entry["diagnosis"]))
+            out.append(f"| {code(cid(entry))} | " + " | ".join(cell(x) for x in (
+                entry["status"], entry["function"] or "", short_path(entry["location"] or ""),
+                causes)) + " |")
+        out.append("")
+    for kind, title in (("recompile", "Recompiles"), ("graph_break", "Graph breaks"),
+                        ("failure", "Failures")):
+        items = [(entry, d) for entry in summary["compiles"] for d in entry["diagnosis"]
+                 if d["kind"] == kind]
+        if not items:
+            continue
+        out += [f"## {title}", ""]
+        for entry, d in items:
+            out.append(f"### {code(cid(entry))} {prose(entry['function'] or '')} "
+                       f"({prose(short_path(entry['location'] or ''))})")
+            out += ["", f"**Why:** {prose(d['why'])}", "", f"**Fix:** {prose(d['fix'])}", ""]
+            if kind == "failure" and entry.get("fail_reason"):
+                out += [fence(entry["fail_reason"]), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+def markdown_compare(comparison: dict) -> str:
+    comparison = visible_data(comparison)
+    before, after = comparison["before"], comparison["after"]
+    out = ["# torch.compile: two runs compared", "",
+           f"- before: {code(before['path'])}", f"- after: {code(after['path'])}", "",
+           "| | before | after |", "|---|---|---|"]
+    for key in ("compile_ids", "recompiles", "graph_breaks", "errors", "compile_seconds"):
+        out.append(f"| {key.replace('_', ' ')} | {before[key]} | {after[key]} |")
+    out.append("")
+    for group, title in (("gone", "Gone"), ("new", "New"), ("same", "Same")):
+        items = comparison[group]
+        out += [f"## {title} ({len(items)})", ""]
+        if not items:
+            out += ["(none)", ""]
+            continue
+        out += ["| kind | cause | function | location | before | after |", "|---|---|---|---|---|---|"]
+        for p in items:
+            out.append("| " + " | ".join(cell(x) for x in (
+                p["kind"], p["cause"], p["function"], short_path(p["location"]),
+                str(p["count_before"]), str(p["count_after"]))) + " |")
+        out.append("")
+        for p in items:
+            out += [f"- **{prose(p['kind'])}** in {prose(p['function'])}: {prose(p['why'])}. "
+                    f"Fix: {prose(p['fix'])}"]
+        out.append("")
+    return "\n".join(out).rstrip() + "\n"
+
+
+def cell(text) -> str:
+    """A table cell: one line, `|` and `\\` escaped, code in backticks kept as code."""
+    return one_line(str(text)).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def prose(text) -> str:
+    """Text in a paragraph or heading: markdown's own characters shown as they are."""
+    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", one_line(str(text), 2000))
+
+
+def code(text) -> str:
+    """Inline code that holds any backticks (a longer run of them around it)."""
+    text = one_line(str(text))
+    ticks = "`" * (max((len(m) for m in _TICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{ticks}{pad}{text}{pad}{ticks}"
+
+
+def fence(text: str) -> str:
+    ticks = "`" * max(3, max((len(m) for m in _TICKS.findall(text)), default=0) + 1)
+    return f"{ticks}\n{text.rstrip()}\n{ticks}"
