@@ -54,7 +54,9 @@ def test_good_records_interleaved_with_garbage(tmp_path_factory, picks):
     garbage_lines = []
     for index, junk in picks:
         for line in junk:
-            garbage_lines.append(data.count(b"\n") + 1)
+            # A file that starts with a byte-order mark: the mark is skipped (an editor's), not garbage
+            if data or not (line.startswith(b"\xef\xbb\xbf") and not line[3:].strip(b" \r")):
+                garbage_lines.append(data.count(b"\n") + 1)
             data += line + b"\n"
         good_offsets.append(len(data))
         data += RECORDS[index]
