@@ -182,19 +182,7 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
             return _fail(problem)
         summary = build_summary(index, flt)
 
-        def write() -> None:
-            if args.json:
-                _write(json_bytes(summary) + b"\n")
-            elif args.markdown:
-                from tlview.report.markdown import markdown_report
-
-                _write(markdown_report(summary).encode("utf-8", "replace"))
-            elif args.report:
-                from tlview.report.text_report import render_report
-
-                escape_undecodable(sys.stdout)
-                render_report(summary, report_console())
-                sys.stdout.flush()
+        write = _writer(args, summary, "markdown_report", "text_report.render_report")
 
         offending = []
         if fail_on:
@@ -225,19 +213,7 @@ def _headless_compare(args, fail_on: list[str]) -> int:
         comparison = compare(*indexes, *args.compare)
         doc = comparison.as_dict()
 
-        def write() -> None:
-            if args.json:
-                _write(json_bytes(doc) + b"\n")
-            elif args.markdown:
-                from tlview.report.markdown import markdown_compare
-
-                _write(markdown_compare(doc).encode("utf-8", "replace"))
-            elif args.report:
-                from tlview.report.compare_report import render_compare
-
-                escape_undecodable(sys.stdout)
-                render_compare(doc, report_console())
-                sys.stdout.flush()
+        write = _writer(args, doc, "markdown_compare", "compare_report.render_compare")
 
         offending = [p.line("new") for p in comparison.new] if "new" in fail_on else []
         kinds = {FAIL_ON[w] for w in fail_on if w != "new"}
@@ -246,6 +222,28 @@ def _headless_compare(args, fail_on: list[str]) -> int:
     finally:
         for index in indexes:
             index.close()
+
+
+def _writer(args, doc: dict, markdown: str, report: str):
+    """What --json, --report --markdown or --report writes of `doc` (renderers named by their
+    place in tlview.report, imported only when used: --json never imports rich)."""
+    from importlib import import_module
+
+    def render(name: str):
+        module, _, function = name.rpartition(".")
+        return getattr(import_module(f"tlview.report.{module or 'markdown'}"), function)
+
+    def write() -> None:
+        if args.json:
+            _write(json_bytes(doc) + b"\n")
+        elif args.markdown:
+            _write(render(markdown)(doc).encode("utf-8", "replace"))
+        elif args.report:
+            escape_undecodable(sys.stdout)
+            render(report)(doc, report_console())
+            sys.stdout.flush()
+
+    return write
 
 
 def _output(what: str, write, offending: list[str], to_stdout: bool) -> int:
