@@ -161,3 +161,22 @@ async def test_copy_gives_the_text_a_pane_shows():
             await press(pilot, tab)
             await until(pilot, lambda: expected in (app.detail.copy_text() or ""), what=expected)
             assert "Visual(" not in app.detail.copy_text() and "\x1b" not in app.detail.copy_text()
+
+
+async def test_text_replaced_while_highlighting_is_highlighted():
+    """A new text shown while the old one's block is still being highlighted gets its own colours
+    (the old block's result is dropped, never taken for the new one's)."""
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "2")
+        view = app.query_one("#graph-view", PayloadView)
+        view.set_text("x = 1\n" * 10)
+        view.highlighted(0)  # its block starts highlighting
+        view.set_text("def f(y):\n    return y + 2\n")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        # (asking highlighted() again would start the block anew: look at what is drawn from)
+        await until(pilot, lambda: 0 in view._cache, timeout=3, what="the new text highlighted")
+        assert view._cache[0].plain == "def f(y):" and view._cache[0].spans

@@ -55,7 +55,7 @@ class PayloadView(ScrollView, can_focus=True):
         self._lines: list[str] = []
         self._language: str | None = None
         self._cache: dict[int, Text] = {}
-        self._pending: set[int] = set()  # blocks being highlighted
+        self._pending: set[tuple[int, int]] = set()  # (generation, first line) being highlighted
         self._generation = 0  # which text (and style) a highlighted block belongs to
         self._gutter = 1
 
@@ -102,15 +102,11 @@ class PayloadView(ScrollView, can_focus=True):
         if not self._language:
             self._store(self._generation, start, [Text(line) for line in lines])
             return self._cache[index]
-        if start not in self._pending:
-            self._pending.add(start)
+        if (self._generation, start) not in self._pending:
+            self._pending.add((self._generation, start))
             self.run_worker(partial(self._highlight, self._generation, start, lines, self._language),
                             name="highlight", group="highlight", thread=True, exit_on_error=False)
         return Text(lines[index - start])
-
-    @property
-    def highlighting(self) -> bool:
-        return bool(self._pending)
 
     def _block(self, start: int) -> list[str]:
         return [visible(line[:MAX_LINE].expandtabs(4))
@@ -128,7 +124,7 @@ class PayloadView(ScrollView, can_focus=True):
             pass
 
     def _store(self, generation: int, start: int, parts: list[Text]) -> None:
-        self._pending.discard(start)
+        self._pending.discard((generation, start))
         if generation != self._generation:
             return  # highlighted for text no longer shown
         if len(self._cache) > 2000:
