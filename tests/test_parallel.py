@@ -1,8 +1,11 @@
-"""The two-process index of a big file equals the one-process index."""
+"""The index of a big file (or a folder of ranks) made over several processes equals the
+one-process index."""
 
 from __future__ import annotations
 
-from conftest import CORPUS
+import pytest
+
+from conftest import CORPUS, GENERATED
 from tlview.model import indexing, parallel
 from tlview.model.indexing import open_index
 from tlview.report.summary import build_summary
@@ -16,9 +19,13 @@ def _big_trace(tmp_path):
     return path
 
 
-def test_parallel_index_equals_single(tmp_path, monkeypatch):
+@pytest.mark.parametrize("processes", ["2", "3", "5"])
+def test_parallel_index_equals_single(tmp_path, monkeypatch, processes):
+    """One range here and the others in children (as many as the cores, TLVIEW_PROCESSES here)
+    give the index one process gives."""
     path = _big_trace(tmp_path)
     monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    monkeypatch.setenv("TLVIEW_PROCESSES", processes)
     single = open_index(str(path), parallel_ok=False, verify_md5=True)
     split = open_index(str(path), parallel_ok=True, verify_md5=True)
     assert not split.notes  # the child did its part
@@ -42,16 +49,18 @@ def test_a_failing_child_falls_back_to_one_process(tmp_path, monkeypatch):
     def broken(*args):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(parallel, "_index_second_half", broken)
+    monkeypatch.setattr(parallel, "_index_later_range", broken)
     split = open_index(str(path), parallel_ok=True)
     assert any("indexed in one process" in n for n in split.notes)
     single = open_index(str(path), parallel_ok=False)
     assert build_summary(split)["compiles"] == build_summary(single)["compiles"]
 
 
-def test_a_folder_of_ranks_over_two_processes_equals_one_process(tmp_path, monkeypatch):
-    ranks = sorted((CORPUS / "distributed" / "trace").glob("*rank_*.log"))
-    assert len(ranks) >= 2
+@pytest.mark.parametrize("processes", ["2", "4"])
+def test_a_folder_of_ranks_over_several_processes_equals_one_process(tmp_path, monkeypatch, processes):
+    ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))
+    assert len(ranks) == 4
+    monkeypatch.setenv("TLVIEW_PROCESSES", processes)
     for path in ranks:
         (tmp_path / path.name).write_bytes(path.read_bytes())
     monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1)

@@ -408,7 +408,7 @@ class Index:
             item.source, item.rec = source, item.rec + base
         for artifact in later.artifacts:
             artifact.kind = KINDS.named(artifact.kind.name)
-        if node.frame is None and later.start is not None:
+        if later.start is not None:  # the latest dynamo_start names it, as in one process
             node.frame, node.start = later.frame, (source, later.start[1] + base)
         node.artifacts += later.artifacts
         node.metrics = later.metrics or node.metrics

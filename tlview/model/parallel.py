@@ -2,9 +2,9 @@
 lines) into its own Index, exports it as plain data, and the parent merges the parts in file order
 (`Index.merge_part`). When to use them is indexing.py's decision.
 
-- `index_split` (headless, no other thread): this process reads the first half while a forked
-  child reads the second; a fork starts at once. `index_files_split` does the same for a folder
-  of files (ranks): the first files here, the rest in the child.
+- `index_split` (headless, no other thread): this process reads the first range while forked
+  children (one per core, up to 8) read the others; a fork starts at once. `index_files_split`
+  does the same for a folder of files (ranks): the first files here, the others in the children.
 - `index_with_pool` (the TUI, threads running, so no fork): a forkserver/spawn pool indexes ranges
   while the UI thread stays free; the first range is indexed here for a fast first screen.
 """
@@ -37,13 +37,29 @@ def index_range(path: str, start: int, end: int | None, verify_md5: bool,
     source.scanned_to = start
     gc.disable()  # a short-lived process that frees nothing
     source.feed(limit=None if end is None else end - start)
+    if end is not None:
+        source.close_open_at(end)  # the next range's first envelope ends its last record
     source.close()
     return index.export_part(source)
 
 
-def _index_second_half(source: TraceFile, split: int) -> dict:
-    return index_range(source.path, split, None, source.verify_md5, source.rank_from_name,
+def _index_later_range(source: TraceFile, start: int, end: int | None) -> dict:
+    return index_range(source.path, start, end, source.verify_md5, source.rank_from_name,
                        (source.pid, source.started))
+
+
+def processes() -> int:
+    """How many processes share a headless index: one per core, up to 8 (the parent merges the
+    parts one after another; past 8 merging, not scanning, takes the time). TLVIEW_PROCESSES
+    overrides it (tests, benchmarks)."""
+    wanted = os.environ.get("TLVIEW_PROCESSES")
+    if wanted and wanted.isdigit():
+        return max(1, int(wanted))
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        cores = os.cpu_count() or 1
+    return max(2, min(cores, 8))
 
 
 def next_envelope(source: TraceFile, at: int) -> int | None:
@@ -60,60 +76,116 @@ def next_envelope(source: TraceFile, at: int) -> int | None:
 
 
 def index_split(index: Index, source: TraceFile) -> None:
-    """Index `source` (not read yet) with a forked child for its second half."""
-    # (measured: the child's pickling is small; halves finish together)
-    split = next_envelope(source, source.size // 2)
+    """Index `source` (not read yet) in equal ranges cut at envelope lines: the first here, each
+    other one in a forked child; merged in file order."""
+    # (measured with two: the children's pickling is small; equal ranges finish together)
+    count = processes()
+    cuts: list[int] = []
+    for i in range(1, count):
+        at = next_envelope(source, source.size * i // count)
+        if at is not None and (not cuts or at > cuts[-1]):
+            cuts.append(at)
     source.peek_process()
-    if split is None:
+    if not cuts:
         return
 
     def here() -> None:
-        index.feed(source, limit=split)
-        source.close_open_at(split)
+        index.feed(source, limit=cuts[0])
+        source.close_open_at(cuts[0])
 
-    part = _with_forked_child(lambda: _index_second_half(source, split), here)
-    index.merge_part(source, part)
+    ranges = list(zip(cuts, [*cuts[1:], None]))
+    parts = _with_forked_children([lambda a=a, b=b: _index_later_range(source, a, b) for a, b in ranges],
+                                  here)
+    _merge_in_order(index, [source] * len(parts), parts)
 
 
 def index_files_split(index: Index, sources: list[TraceFile]) -> None:
-    """Index several trace files not read yet (a folder of ranks) over two processes: the first
-    files here, the last ones in a forked child; merged in file order, as one process would."""
+    """Index several trace files not read yet (a folder of ranks) over several processes: the
+    files cut into groups of about equal size, the first here, the others in forked children;
+    merged in file order, as one process would."""
+    count = min(processes(), len(sources))
     total = sum(source.size for source in sources)
-    cut, taken = len(sources), 0
-    for i, source in enumerate(sources):
+    groups: list[list[TraceFile]] = [[]]
+    taken = 0
+    for source in sources:
+        if groups[-1] and taken * count >= total * len(groups) and len(groups) < count:
+            groups.append([])
+        groups[-1].append(source)
         taken += source.size
-        if taken * 2 >= total:
-            cut = i + 1
-            break
-    mine, theirs = sources[:cut], sources[cut:]
+    mine, theirs = groups[0], groups[1:]
     if not theirs:
         return
 
-    def child() -> list[dict]:
-        return [index_range(s.path, 0, None, s.verify_md5, s.rank_from_name, (None, ""))
-                for s in theirs]
+    def child(files: list[TraceFile]) -> list[dict]:
+        return [index_range(s.path, 0, None, s.verify_md5, s.rank_from_name, (None, "")) for s in files]
 
     def here() -> None:
         for source in mine:
             index.feed(source)
 
-    parts = _with_forked_child(child, here)
-    for source, part in zip(theirs, parts):
+    results = _with_forked_children([lambda g=g: child(g) for g in theirs], here)
+    files = [s for group in theirs for s in group]
+    parts = []
+    for group, result in zip(theirs, results):  # a failed child: its files and the rest stay unread
+        if result is None:
+            break
+        parts += result
+    _merge_in_order(index, files[:len(parts)], parts)
+    if len(parts) < len(files):
+        raise OSError("an indexing child process failed")
+
+
+def _merge_in_order(index: Index, sources: list[TraceFile], parts: list) -> None:
+    """Merge parts in file order up to the first one a child failed to make; the caller's next
+    refresh() reads the rest in this process."""
+    for source, part in zip(sources, parts):
+        if part is None:
+            raise OSError("an indexing child process failed")
         index.merge_part(source, part)
 
 
-def _with_forked_child(child_work, own_work):
-    """Run `child_work` in a forked child while this process runs `own_work`; return what the
-    child's work returned (pickled through a pipe). Raises OSError when the child failed."""
+def _with_forked_children(child_works: list, own_work) -> list:
+    """Run each of `child_works` in a forked child while this process runs `own_work`; return
+    what each child's work returned (pickled through a pipe), None for a child that failed."""
+    gc.freeze()  # the children then touch no page of ours to collect garbage (fewer copy-on-write)
+    children = []
+    try:
+        for work in child_works:
+            children.append(_fork(work))
+    finally:
+        gc.unfreeze()
+    results: list = []
+    try:
+        own_work()
+        for pid, inp in children:
+            try:
+                results.append(pickle.load(inp))
+            except (EOFError, pickle.UnpicklingError):
+                results.append(None)
+    except BaseException:
+        # Ctrl-C, or a failure here: no child may outlive us (nor block writing its part).
+        for pid, _ in children:
+            os.kill(pid, signal.SIGKILL)
+        raise
+    finally:
+        for i, (pid, inp) in enumerate(children):
+            inp.close()
+            _, status = os.waitpid(pid, 0)
+            if status != 0 and i < len(results):
+                results[i] = None
+    return results
+
+
+def _fork(work) -> tuple[int, object]:
+    """A forked child that runs `work` and pickles its result into a pipe: (pid, the pipe's end)."""
     read_fd, write_fd = os.pipe()
-    gc.freeze()  # the child then touches no page of ours to collect garbage (fewer copy-on-write)
     pid = os.fork()
     if pid == 0:  # the child: do its part and send it back
         status = 1
         try:
             _quiet_child()
             os.close(read_fd)
-            result = child_work()
+            result = work()
             with os.fdopen(write_fd, "wb") as out:
                 pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
             status = 0
@@ -121,26 +193,8 @@ def _with_forked_child(child_work, own_work):
             pass
         finally:
             os._exit(status)
-    gc.unfreeze()
     os.close(write_fd)
-    inp = os.fdopen(read_fd, "rb")
-    try:
-        own_work()
-        try:
-            result = pickle.load(inp)
-        except (EOFError, pickle.UnpicklingError):
-            result = None
-    except BaseException:
-        # Ctrl-C, or a failure here: the child must not outlive us (nor block writing its part).
-        os.kill(pid, signal.SIGKILL)
-        raise
-    finally:
-        inp.close()
-        _, status = os.waitpid(pid, 0)
-    if status != 0 or result is None:
-        # What this process indexed stays; the caller's next refresh() reads the rest here.
-        raise OSError("the indexing child process failed")
-    return result
+    return pid, os.fdopen(read_fd, "rb")
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int = 2,
