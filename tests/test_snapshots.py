@@ -27,6 +27,8 @@ def test_graph_pane(snap_compare):
     async def open_graphs(pilot):
         await _settle(pilot)
         await press(pilot, "r", "2")  # [0/1], Graphs: its Dynamo graph
+        pilot.app.clear_notifications()  # "recompile 1 of 8" lasts 1.5 s: not in the picture
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_graphs)
 
@@ -39,3 +41,16 @@ def test_help_screen(snap_compare):
         await press(pilot, "question_mark")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)
+
+
+def test_80x24_graph_search(snap_compare):
+    """At 80x24: the tree as wide as its labels, the list a selector, numbered tabs, a search."""
+    app = TlviewApp(str(CORPUS / "model" / "trace"))
+
+    async def search(pilot):
+        await _settle(pilot)
+        await press(pilot, "2", "enter", "slash", *"view", "enter", "n")
+        pilot.app.clear_notifications()
+        await pilot.pause()
+
+    assert snap_compare(app, terminal_size=(80, 24), run_before=search)

@@ -16,11 +16,11 @@ def test_open_move_filter_quit(tmux):
     term.keys("/")
     term.wait_for("Esc: clear")  # the filter bar is open and has the focus
     term.keys(*"errors")
-    screen = term.wait_for("11 hidden")
+    screen = term.wait_for("1 of 12 shown")
     tree_side = "\n".join(line[:60] for line in screen.splitlines())
     assert "[3/4]" in tree_side and "[0/0]" not in tree_side and "pooled" in tree_side
     term.keys("Escape")
-    screen = term.wait_gone("hidden")  # the filter is cleared: every compile id is back
+    screen = term.wait_gone("of 12 shown")  # the filter is cleared: every compile id is back
     assert "[0/0]" in "\n".join(line[:60] for line in screen.splitlines())
     term.keys("q")
     screen = term.wait_for("EXITED:0")
@@ -38,6 +38,40 @@ def test_follow_stdin_keeps_the_keyboard(tmux):
     term.wait_for("next / previous recompile")
     term.keys("q")  # closes the help (Escape then q at once would read as Alt+q)
     term.wait_gone("next / previous recompile")
+    term.keys("q")
+    screen = term.wait_for("EXITED:0")
+    assert "Traceback" not in screen
+
+
+def test_80x24_search_wrap_and_maximize(tmux):
+    """A person at 80x24: every tab and the footer's help key on screen, 40+ columns of code,
+    `/` search with its count and `n`, `w` wrap, `m` maximize and Esc back."""
+    term = tmux(f"{tlview_command()} {CORPUS / 'model'}", width=80, height=24)
+    term.wait_for("✓ [0/0] ok")
+    term.keys("2")
+    screen = term.wait_for("class GraphModule")
+    lines = screen.splitlines()
+    assert all(str(n) in lines[0] for n in range(1, 10))  # every tab: its number at least
+    assert "? Help" in lines[-1]
+    code = next(line for line in lines if "class GraphModule" in line)
+    assert len(code.split("▕", 1)[1]) >= 40  # the code side of the screen
+    term.keys("Enter")  # into the graph
+    term.keys("/")
+    term.wait_for("search in this pane")
+    term.keys(*"view")
+    screen = term.wait_for("/view: match 1 of ")
+    total = screen.split("/view: match 1 of ", 1)[1].split()[0]
+    term.keys("Enter", "n")
+    term.wait_for(f"/view: match 2 of {total}")
+    term.keys("N", "N")
+    term.wait_for("search wrapped")  # before the first: to the last, and it says so
+    term.wait_for(f"/view: match {total} of {total}")
+    term.keys("m")  # maximized: the tree is gone, the code takes the width
+    screen = term.wait_gone("[0/1]")
+    term.keys("w")
+    term.wait_for("wrapping long lines")
+    term.keys("Escape")  # back: the tree again
+    term.wait_for("[0/1]")
     term.keys("q")
     screen = term.wait_for("EXITED:0")
     assert "Traceback" not in screen

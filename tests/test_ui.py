@@ -62,7 +62,9 @@ async def test_filter_graph_breaks_leaves_only_compile_ids_with_breaks(truths):
         per_id = truths["graph_breaks"]["per_rank"][0]["per_compile_id"]
         with_breaks = {cid for cid, d in per_id.items() if d["graph_break"] and d["attempt"] == 0}
         assert shown == with_breaks
-        assert "hidden" in str(app.query_one("#tree-note").render())
+        note = str(app.query_one("#tree-note").render())
+        assert f"{app.model.shown} of {app.model.shown + app.model.hidden} shown" in note, note
+        assert app.model.hidden > 0
 
 
 async def test_filter_bar_typing_and_escape():

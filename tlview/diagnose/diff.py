@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import difflib
 import re
+import textwrap
 from dataclasses import dataclass, field
 
+from tlview.diagnose.classify import diagnose_failure
 from tlview.model.compile_node import CompileNode
 from tlview.model.index import Index
-from tlview.model.reasons import RecompileReason
+from tlview.model.reasons import Failure, RecompileReason
 
 TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
 _GUARD_COMMENT = re.compile(r"\s+#.*$")
@@ -42,6 +44,7 @@ class RecompileDiff:
     changes: list[InputChange]
     guard_diff: list[str]
     graph_diff: list[str]
+    failure: Failure | None = None  # the recompile's own compile failed: it has no guards to compare
 
 
 def inputs_of(index: Index, node: CompileNode) -> dict[str, dict]:
@@ -131,7 +134,10 @@ def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | No
     before = inputs_of(index, against) if against else {}
     guards = graph = []
     changes = _changes(before, after)
-    if against is not None:
+    # A compile that failed (the recompile limit, an error while tracing) installed no guards:
+    # diffed, every guard of the other would read as deleted.
+    failure = node.compile.failure if node.compile else node.failure
+    if against is not None and failure is None:
         old_guards = [g for g in _payload_lines(against, "dynamo_cpp_guards_str", _clean_guard) if g]
         new_guards = [g for g in _payload_lines(node, "dynamo_cpp_guards_str", _clean_guard) if g]
         guards = list(difflib.unified_diff(old_guards, new_guards, f"[{against.id}] guards",
@@ -144,7 +150,7 @@ def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | No
             [g for g in _payload_lines(against, "dynamo_output_graph", _clean_graph) if g],
             [g for g in _payload_lines(node, "dynamo_output_graph", _clean_graph) if g],
             f"[{against.id}] dynamo_output_graph", f"[{node.id}] dynamo_output_graph", lineterm="", n=2))
-    return RecompileDiff(node, against, reason, before, after, changes, guards, graph)
+    return RecompileDiff(node, against, reason, before, after, changes, guards, graph, failure)
 
 
 def describe_change(change: InputChange) -> str:
@@ -154,3 +160,47 @@ def describe_change(change: InputChange) -> str:
         dims = ", ".join(f"index {i}: {change.before[i]} -> {change.after[i]}" for i in change.dims)
         return f"{change.source} {change.field} {dims}  ({change.before} -> {change.after})"
     return f"{change.source} {change.field}: {change.before} -> {change.after}"
+
+
+FAILURE_LINES = 8  # of the failure's message: its explanation and hints, not a whole traceback
+
+
+def wrap_prose(line: str, width: int) -> list[str]:
+    """A message line in lines of at most `width` columns. Continuation lines are indented past
+    the line's own indent, so they never start with the `+`, `-` or `!` the diff highlighter
+    colours (and read as part of the line above)."""
+    if len(line) <= width:
+        return [line]
+    indent = " " * (len(line) - len(line.lstrip(" ")) + 4)
+    # a long word (a URL, a path) stays whole: cut, it could not be copied
+    return textwrap.wrap(line, max(width, len(indent) + 20), subsequent_indent=indent,
+                         break_long_words=False, break_on_hyphens=False) or [line]
+
+
+def diff_lines(diff: RecompileDiff, width: int) -> list[str]:
+    """The diff as the Diff pane shows it: the failed guard, what failed, the inputs that changed,
+    the guard and graph diffs. Message lines wrap at `width`; diff lines stay whole (a guard is
+    read and compared as one line)."""
+    node, against = diff.node, diff.against
+    prose = [f"# [{node.id}] against [{against.id}], whose guard failed:" if against else
+             f"# [{node.id}] recompiled, but the compile whose guard failed is not in these logs.",
+             f"!!! {diff.reason.summary}" if diff.reason else "!!! (no recompile reason)", ""]
+    if diff.failure is not None:
+        failure = diff.failure
+        # the message up to its first blank line: what failed, the explanation, the hints
+        message = failure.fail_reason.strip("\n").split("\n\n", 1)[0].split("\n")
+        first = f"{failure.fail_type}: {message[0].strip()}" if message else failure.fail_type
+        prose.append(f"# [{node.id}] failed: {diagnose_failure(failure.fail_type, failure.fail_reason).why}")
+        prose += [f"  {first}".rstrip()] + [f"  {ln.rstrip()}" for ln in message[1:FAILURE_LINES]]
+        prose += [f"  A compile that fails installs no guards and keeps no graph: there is nothing "
+                  f"of [{node.id}] to compare with [{against.id if against else '?'}].", ""]
+    prose.append("# inputs that changed")
+    prose += [f"  {describe_change(c)}" for c in diff.changes] or ["  (none found in the describe records)"]
+    lines = [wrapped for line in prose for wrapped in wrap_prose(line, width)]
+    if diff.failure is not None or against is None:
+        return lines
+    lines += ["", "# guards"]
+    lines += diff.guard_diff or ["  (the same guards)"]
+    lines += ["", "# Dynamo output graph"]
+    lines += diff.graph_diff or ["  (the same graph)"]
+    return lines

@@ -1,12 +1,15 @@
 """What a compile node points at on disk: artifacts (graphs, code, guards), dynamic-shape events,
-TORCH_LOGS text records; and how a stack frame reads (`file:line in function`), written once.
+TORCH_LOGS text records; how an artifact is named to a person ("output code · cxfl32xl42") and how
+a stack frame reads (`file:line in function`), written once.
 
 Each of these keeps its source and record number; the text is read when a pane shows it.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -32,6 +35,61 @@ def resolve_stack(source, frames) -> list[str]:
     return out
 
 
+# `artifact` records whose names the registry has no row for, as a person says them. Any other
+# name reads with its underscores as spaces (and its acronyms spelled as torch's docs spell them).
+ARTIFACT_NAMES = {
+    "aot_forward_graph_fw_metadata": "AOT forward graph metadata",
+    "after_post_grad_graph": "graph after post-grad passes",
+    "before_recompile_pre_grad": "pre-grad graph before recompile",
+    "after_recompile_pre_grad": "pre-grad graph after recompile",
+    "before_recompile_post_grad": "post-grad graph before recompile",
+    "after_recompile_post_grad": "post-grad graph after recompile",
+    # the AOT autograd runtime wrappers, written as code (torch >= 2.13)
+    "compiled_function_forward": "AOT compiled forward",
+    "compiled_function_backward": "AOT compiled backward",
+    "backward_prologue": "AOT backward prologue",
+    "backward_epilogue": "AOT backward epilogue",
+    "compiled_fn_wrapper": "AOT compiled-function wrapper",
+    "runtime_wrapper_orchestration": "AOT runtime wrapper",
+    "output_alias_wrapper": "AOT output alias wrapper",
+    "inductor_provenance_tracking_node_mappings": "Inductor provenance: node mappings",
+    "inductor_provenance_tracking_kernel_stack_traces": "Inductor provenance: kernel stack traces",
+    "inductor_post_to_pre_grad_nodes": "Inductor provenance: post-grad to pre-grad nodes",
+    "inductor_triton_kernel_to_post_grad_nodes": "Inductor provenance: Triton kernels to post-grad nodes",
+    "inductor_runtime_and_tensor_meta": "Inductor runtime and tensor metadata",
+    "graph_execution": "graph execution order",
+    "inductor_graph_execution": "Inductor graph run",
+    "fx_graph_cache_hash": "FX graph cache key",
+    "aotautograd_cache_hash": "AOTAutograd cache key",
+    "torch._functorch.config": "functorch config",
+    "torch._inductor.config": "Inductor config",
+    "torch._dynamo.config": "Dynamo config",
+}
+_WORDS = {"fx": "FX", "aot": "AOT", "aotautograd": "AOTAutograd", "ddp": "DDP", "dynamo": "Dynamo",
+          "inductor": "Inductor", "triton": "Triton", "cpp": "C++", "cuda": "CUDA", "json": "JSON",
+          "fw": "forward", "bw": "backward", "fwd": "forward", "bwd": "backward"}
+# Dynamo's bytecode dumps: `<code name>_ORIGINAL_BYTECODE`, a resumed frame's code name being
+# `torch_dynamo_resume_in_<function>_at_<line>`.
+_BYTECODE = re.compile(r"^(?P<code>.+)_(?P<which>ORIGINAL|MODIFIED)_BYTECODE$")
+_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
+
+
+@lru_cache(maxsize=1024)  # a few dozen names, asked for whenever a list of artifacts is shown
+def readable_name(name: str) -> str:
+    """An artifact or record name as a person reads it: `fx_graph_cache_miss` -> "FX graph cache
+    miss", `f_ORIGINAL_BYTECODE` -> "original bytecode · f"."""
+    if known := ARTIFACT_NAMES.get(name):
+        return known
+    if m := _BYTECODE.match(name):
+        resume = _RESUME.match(m.group("code"))
+        code = (f"resume in {resume.group('function')} at line {resume.group('line')}" if resume
+                else m.group("code"))
+        return f"{m.group('which').lower()} bytecode · {code}"
+    if not name.isidentifier():
+        return name  # a module path or free text: as torch wrote it
+    return " ".join(_WORDS.get(word, word) for word in name.split("_") if word) or name
+
+
 @dataclass(slots=True, eq=False)
 class Artifact:
     """A record whose payload a pane can show (a graph, output code, guards, an artifact)."""
@@ -43,13 +101,29 @@ class Artifact:
     info: dict | None = None  # small metadata (e.g. the output code's file name)
 
     @property
-    def label(self) -> str:
-        """The name to show: DDP split children, dumps and output code say which one they are."""
+    def title(self) -> str:
+        """What it is, as a person says it: its kind's label ("output code", "Dynamo output graph"
+        for a trace record and its TORCH_LOGS twin alike), else its name made readable."""
+        kind = self.kind
+        if self.name == kind.name or self.name in kind.text_names or kind.name == "artifact:" + self.name:
+            return kind.label
+        return readable_name(self.name)
+
+    @property
+    def ident(self) -> str | None:
+        """Which one it is, when there are several: a DDP child's or a dump's name, the output
+        code's file hash (`cxfl32xl42`)."""
         info = self.info or {}
-        extra = info.get("name") if self.name == self.kind.name else None
-        if extra is None and "filename" in info and self.kind.role.value == "code":
-            extra = str(info.get("filename") or "").rsplit("/", 1)[-1][:10] or None
-        return f"{self.name} {extra}" if extra else self.name
+        ident = info.get("name") if self.name == self.kind.name else None
+        if ident is None and "filename" in info and self.kind.role.value == "code":
+            ident = str(info.get("filename") or "").rsplit("/", 1)[-1][:10] or None
+        return str(ident) if ident is not None else None
+
+    @property
+    def label(self) -> str:
+        """The name to show: what it is, then which one (`output code · cxfl32xl42`)."""
+        ident = self.ident
+        return f"{self.title} · {ident}" if ident else self.title
 
     @property
     def role(self):

@@ -279,6 +279,14 @@ class Compile:
     def has_graph_break(self) -> bool:
         return any(n.has_graph_break for n in self.attempts)
 
+    def attempt_with_graphs(self) -> CompileNode:
+        """The attempt whose graphs and code the compile is shown with: after a restart
+        (`0/1` then `0/1_1`) the graphs are in the last attempt that traced, not in `0/1`."""
+        for node in reversed(self.attempts):
+            if any(a.kind.role.in_graphs_pane for a in node.artifacts):
+                return node
+        return self.head
+
     @property
     def restart_reasons(self) -> list[str]:
         reasons = (self.final_metrics or {}).get("restart_reasons")

@@ -107,7 +107,9 @@ def missing_rank(rank: int | None, ranks: list) -> str | None:
     known = [r for r in ranks if r is not None]
     if rank is None or rank in known:
         return None
-    return f"rank {rank} is not in these logs; ranks: {', '.join(map(str, known)) or 'none (no rank in these logs)'}"
+    if not known:
+        return f"rank {rank}: these logs have no ranks (not a distributed run), so nothing matches"
+    return f"rank {rank} is not in these logs; ranks: {', '.join(map(str, known))}"
 
 
 def matches_text(node: CompileNode, text: str) -> bool:

@@ -56,7 +56,7 @@ KINDS = Registry(
         _silent("describe_source", "source description"),
         RecordKind("dynamo_start", Role.START, "Dynamo start", H.on_dynamo_start, METADATA),
         # The order a user walks a compile: Dynamo -> AOT -> Inductor -> code.
-        _graph("dynamo_output_graph", "Dynamo graph", 0, text=("graph_code",)),
+        _graph("dynamo_output_graph", "Dynamo output graph", 0, text=("graph_code",)),
         _graph("optimize_ddp_split_graph", "DDP split graph", 1, METADATA, ("ddp_graphs",)),
         _graph("optimize_ddp_split_child", "DDP split child", 2, METADATA),
         _graph("compiled_autograd_graph", "compiled autograd graph", 3),

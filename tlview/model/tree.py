@@ -8,6 +8,7 @@ what it added, changed and removed (a TreeDelta), so the widget touches only tho
 
 from __future__ import annotations
 
+import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -94,7 +95,15 @@ def frame_title(entry: TreeEntry) -> str:
     location = node.location()
     where = location.rsplit("/", 1)[-1] if location else ""
     prefix = f"!{autograd} " if autograd is not None else ""
-    return f"{prefix}{node.function() or '?'}  {where}".rstrip()
+    function = node.function() or "?"
+    resumed = RESUMED.fullmatch(function)
+    if resumed and where:  # torch's name for the code after a graph break: say it as a person would
+        return f"{prefix}{resumed.group(1)}, resumed at {where}"
+    return f"{prefix}{function}  {where}".rstrip()
+
+
+# The function torch makes of the code after a graph break in `step`, at line 25.
+RESUMED = re.compile(r"torch_dynamo_resume_in_(.+)_at_\d+")
 
 
 @dataclass
@@ -309,8 +318,10 @@ class TreeModel:
         shown = [e for e in (self.by_key.get(("cid", n.group, n.compile.key)) for n in self._newest.values()) if e]
         return max(shown, key=lambda e: max(n.seq for n in e.compile.attempts), default=None)
 
-    def next_matching(self, current: TreeEntry | None, predicate, step: int) -> TreeEntry | None:
-        """The next (step 1) or previous (step -1) entry where `predicate` holds, wrapping."""
+    def next_matching(self, current: TreeEntry | None, predicate, step: int,
+                      wrap: bool = True) -> TreeEntry | None:
+        """The next (step 1) or previous (step -1) entry where `predicate` holds; past the last
+        (first) one it wraps around, or, with `wrap=False`, gives None."""
         entries = self.compile_entries()
         if not entries:
             return None
@@ -321,7 +332,14 @@ class TreeModel:
         n = len(entries)
         start = here if here >= 0 else (-1 if step > 0 else n)
         for i in range(1, n + 1):
-            candidate = entries[(start + i * step) % n]
+            at = start + i * step
+            if not wrap and not 0 <= at < n:
+                return None
+            candidate = entries[at % n]
             if predicate(candidate):
                 return candidate
         return None
+
+    def matching(self, predicate) -> list[TreeEntry]:
+        """Every shown entry where `predicate` holds, in tree order (for "2 of 5")."""
+        return [e for e in self.compile_entries() if predicate(e)]

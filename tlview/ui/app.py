@@ -14,31 +14,33 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Input, Tree
+from textual.widgets import Footer, Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.model.filters import Filter, missing_rank
 from tlview.model.index import Index
 from tlview.model.live import LiveEvents, LiveIndex
 from tlview.model.totals import RunningTotals
-from tlview.model.tree import JUMPS, TreeEntry, TreeModel
+from tlview.model.tree import TreeEntry, TreeModel
 from tlview.textsafe import one_line
 from tlview.ui import workers
 from tlview.ui.actions import PayloadActions
+from tlview.ui.filtering import Filtering
 from tlview.ui.following import Following
 from tlview.ui.commands import tlview_commands
 from tlview.ui.detail import DetailPane
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
+from tlview.ui.jumping import Jumps
 from tlview.ui.keys import BINDINGS
-from tlview.ui.messages import (FollowState, IndexFinished, IndexGrew, JumpToCompile, PayloadMatches,
-                                while_shown)
+from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, while_shown
 from tlview.ui.pane import Selection
+from tlview.ui.payload_view import PayloadView
+from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
 from tlview.ui.tree_note import TreeNote
 
@@ -52,7 +54,7 @@ def settle_memory() -> None:
     gc.freeze()
 
 
-class TlviewApp(Following, PayloadActions, App[int]):
+class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
@@ -103,8 +105,9 @@ class TlviewApp(Following, PayloadActions, App[int]):
                 yield TreeNote(id="tree-note")
             yield DetailPane(self._selection(None), id="detail")
         yield FilterBar(self.flt, id="filter-input")
+        yield SearchBar(id="search-input")
         yield StatusLine()
-        yield Footer()
+        yield Footer(compact=True)  # at 80 columns the keys that matter still fit
 
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
@@ -213,26 +216,6 @@ class TlviewApp(Following, PayloadActions, App[int]):
             self.new_unseen = 0
         self.detail.show(self._selection(event.node.data))
 
-    @on(Tree.NodeSelected, "#tree")
-    def _selected(self, event: Tree.NodeSelected) -> None:
-        if event.node.data is not None and event.node.data.node is not None:
-            self.detail.pane().focus()
-
-    def on_jump_to_compile(self, message: JumpToCompile) -> None:
-        node = message.node
-        if not self.tree.select_key(("cid", node.group, node.cid)):
-            self.notify(f"[{node.id}] is hidden by the filter", severity="warning", markup=False)
-            return
-        self.tree.focus()
-
-    def action_jump(self, kind: str, step: int) -> None:
-        target = self.model.next_matching(self.tree.entry, JUMPS[kind], step)
-        if target is None:
-            self.notify(f"no {kind}s" + (" under this filter" if self.flt.active else ""), timeout=2)
-            return
-        self.tree.select_key(target.key)
-        self.tree.focus()
-
     def action_cycle_rank(self, step: int) -> None:
         ranks = [r for r in self.index.ranks() if r is not None]
         if len(ranks) < 2:
@@ -245,56 +228,8 @@ class TlviewApp(Following, PayloadActions, App[int]):
         self.detail.active = tab_id
 
     def action_help(self) -> None:
-        self.push_screen(HelpScreen([*self.BINDINGS, *FrameTree.BINDINGS]))
+        self.push_screen(HelpScreen([*self.BINDINGS, *FrameTree.BINDINGS, *PayloadView.BINDINGS]))
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
         yield from tlview_commands(self)
-
-    # ---- filter --------------------------------------------------------------------------------
-
-    @property
-    def filter_bar(self) -> FilterBar:
-        return self.query_one(FilterBar)
-    def action_filter(self) -> None:
-        self.filter_bar.open()
-
-    def set_filter(self, expression: str) -> None:
-        self.filter_bar.show_expression(expression)
-
-    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
-        self.apply_filter(message.flt)
-
-    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
-        self.query_one(TreeNote).update(Text(message.reason, style="yellow"))
-
-    @on(Input.Submitted, "#filter-input")
-    def _filter_submitted(self, _event: Input.Submitted) -> None:
-        self.tree.focus()
-
-    def apply_filter(self, flt: Filter) -> None:
-        self.flt = flt
-        self.search_note = ""
-        self.show_model(TreeModel(self.index, flt, live=self.live is not None))
-        self.refresh_views()
-        if flt.text:
-            self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",
-                            group="search", thread=True, exclusive=True, exit_on_error=False)
-
-    @while_shown
-    def on_payload_matches(self, message: PayloadMatches) -> None:
-        if not message.flt.same_query(self.flt):
-            return  # a search for an older filter
-        self.search_note = message.note
-        self.flt = self.flt.with_payload_matches(message.nodes)
-        self.model.filter = self.flt
-        self.tree.apply(self.model.apply({n.compile for n in message.nodes}))
-        self._show_tree_note()
-
-    def action_clear_filter(self) -> None:
-        if not self.flt.active and not self.filter_bar.display:
-            return
-        self.filter_bar.close()
-        self.apply_filter(Filter())
-        self.tree.focus()
-

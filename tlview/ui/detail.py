@@ -13,7 +13,7 @@ from tlview.ui.graphs_pane import GraphsPane
 from tlview.ui.guards_pane import GuardsPane
 from tlview.ui.log_pane import LogPane
 from tlview.ui.pane import Pane, Selection
-from tlview.ui.payload_view import warm_up
+from tlview.ui.payload_view import PayloadView, warm_up
 from tlview.ui.recompiles_pane import RecompilesPane
 from tlview.ui.run_pane import RunPane
 from tlview.ui.summary_pane import SummaryPane
@@ -31,7 +31,25 @@ TABS = [  # id, title, what it shows, pane class
 ]
 
 
+SHORT = {"summary": "Sum", "graphs": "Graphs", "guards": "Guards", "recompiles": "Recomp",
+         "breaks": "Breaks", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run"}
+
+
+def tab_labels(width: int, active: str) -> list[str]:
+    """The tab labels that fit in `width` columns: full, short, or numbers with the active tab
+    named (at 80 columns every tab stays visible and reachable)."""
+    forms = [[f"{n} {title}" for n, (_, title, _, _) in enumerate(TABS, 1)],
+             [f"{n} {SHORT[tab_id]}" for n, (tab_id, *_) in enumerate(TABS, 1)],
+             [f"{n} {SHORT[tab_id]}" if tab_id == active else str(n) for n, (tab_id, *_) in enumerate(TABS, 1)]]
+    for labels in forms:
+        if sum(len(label) + 2 for label in labels) <= width:
+            return labels
+    return forms[-1]
+
+
 class DetailPane(Vertical):
+    ALLOW_MAXIMIZE = True  # `m` maximizes the panes with their tabs: 1-9 still switch
+
     def __init__(self, selection: Selection, **kwargs) -> None:
         super().__init__(**kwargs)
         self.selection = selection
@@ -58,6 +76,16 @@ class DetailPane(Vertical):
     def pane(self, tab_id: str | None = None) -> Pane:
         return self.query_one(f"#{tab_id or self.active}-pane")
 
+    def main_view(self):
+        """The active pane's main view (a payload, a table, a list): where its keys go."""
+        pane = self.pane()
+        views = [w for w in pane.walk_children() if w.focusable]
+        target = next((w for w in views if isinstance(w, PayloadView)), None)
+        return target or (pane if pane.focusable else next(iter(views), pane))
+
+    def focus_pane(self) -> None:
+        self.screen.set_focus(self.main_view())  # now: the next key goes there
+
     def show(self, selection: Selection) -> None:
         """Show a selection in the active pane now, in the others when their tab is opened."""
         self.selection = selection
@@ -72,6 +100,17 @@ class DetailPane(Vertical):
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
         self._fill(event.pane.id)
+        self._label_tabs()
+
+    def on_resize(self) -> None:
+        self._label_tabs()
+
+    def _label_tabs(self) -> None:
+        tabs = self.query_one("#tabs", TabbedContent)
+        for (tab_id, *_), label in zip(TABS, tab_labels(self.size.width, self.active)):
+            tab = tabs.get_tab(tab_id)
+            if str(tab.label) != label:
+                tab.label = label
 
     def refresh_entry(self) -> None:
         """What the selection shows grew (live): fill the active pane again."""

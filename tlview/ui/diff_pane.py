@@ -2,36 +2,52 @@
 
 from __future__ import annotations
 
-from tlview.diagnose.diff import describe_change, recompile_diff
+from tlview.diagnose.diff import diff_lines, recompile_diff, wrap_prose
 from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
+# The columns of a line: the pane's, less the view's line numbers and scroll bar.
+BESIDE_TEXT = 8
+UNKNOWN_WIDTH = 100  # before the pane has a size
 
-def diff_text(selection: Selection) -> str:
-    """Reads records from disk: call from a worker."""
+
+def diff_text(selection: Selection, width: int = UNKNOWN_WIDTH) -> str:
+    """Reads records from disk: call from a worker. Message lines wrap at `width`."""
     node = selection.entry.node
     if not node.reasons:
-        return (f"[{node.id}] is not a recompile: select one (↻ in the tree, r jumps to the next) "
-                "to compare it with the compile whose guard failed.")
+        message = (f"[{node.id}] is not a recompile: select one (↻ in the tree, r jumps to the next) "
+                   "to compare it with the compile whose guard failed.")
+        return "\n".join(wrap_prose(message, width))
     diff = recompile_diff(selection.index, node)
     if diff.against is None:
-        return f"[{node.id}] recompiled, but the compile whose guard failed is not in these logs."
-    lines = [f"# [{node.id}] against [{diff.against.id}], whose guard failed:",
-             f"!!! {diff.reason.summary}", ""]
-    lines.append("# inputs that changed")
-    lines += [f"  {describe_change(c)}" for c in diff.changes] or ["  (none found in the describe records)"]
-    lines.append("")
-    lines.append("# guards")
-    lines += diff.guard_diff or ["  (the same guards)"]
-    lines.append("")
-    lines.append("# Dynamo output graph")
-    lines += diff.graph_diff or ["  (the same graph)"]
-    return "\n".join(lines)
+        message = f"[{node.id}] recompiled, but the compile whose guard failed is not in these logs."
+        return "\n".join(wrap_prose(message, width))
+    return "\n".join(diff_lines(diff, width))
 
 
 class DiffPane(TextPane):
     language = "diff"
     empty_message = "select a recompiled compile id"
 
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._selection: Selection | None = None
+        self._width = UNKNOWN_WIDTH  # what the shown text is wrapped to
+
+    def _text_width(self) -> int:
+        width = self.size.width - BESIDE_TEXT
+        return width if width > 20 else UNKNOWN_WIDTH
+
+    def show(self, selection: Selection) -> None:
+        self._selection = selection
+        self._width = self._text_width()  # read here, on the UI thread
+        super().show(selection)
+
+    def on_resize(self) -> None:
+        """Wrap the messages again to the new width (not while hidden: no width then)."""
+        shown = self._selection is not None and self._selection.entry is not None
+        if shown and self.size.width - BESIDE_TEXT > 20 and self._text_width() != self._width:
+            self.show(self._selection)
+
     def text_for(self, selection: Selection) -> str:
-        return diff_text(selection)
+        return diff_text(selection, self._width)

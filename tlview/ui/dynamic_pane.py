@@ -1,32 +1,90 @@
-"""Dynamic shapes of the selected compile id: symbols created, specializations, guards added."""
+"""Dynamic shapes of the selected compile id, grouped by kind (the model's order): symbols created
+and specializations first, then guards added, open; the rest folded to one line with its count."""
 
 from __future__ import annotations
 
 from rich.text import Text
-from textual import work
-from textual.widgets import DataTable
+from textual import on, work
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
+from tlview.model.dynamic import DynamicGroup, group_dynamic
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 
+EXPAND_HINT = " · Enter to expand"
 
-class DynamicPane(Pane, DataTable):
-    def on_mount(self) -> None:
-        self.cursor_type = "row"
-        self.add_columns("event", "detail")
+
+class DynamicPane(Pane, Tree):
+    DEFAULT_CSS = "DynamicPane { background: $surface; }"
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__("dynamic shapes", **kwargs)
+        self.show_root = False
+        self.guide_depth = 2
+        self._selection: Selection | None = None
 
     def show(self, selection: Selection) -> None:
         self.clear()
+        self._selection = selection
         if selection.entry is None or selection.entry.node is None:
             return
         self.load(selection)
 
     @work(thread=True, exclusive=True, group="dynamic-load")
     def load(self, selection: Selection) -> None:
-        rows = [(Text(d.kind, style="bold"), Text(visible(d.summary))) for d in selection.entry.node.dynamic]
-        if not rows:
-            rows = [(Text("none", style="dim"), Text("no dynamic-shape events for this compile id", style="dim"))]
-        self.app.call_from_thread(self.add_rows, rows)
+        # summaries read each event's fields from disk: thousands of them, here and not on the UI thread
+        groups = group_dynamic(selection.entry.node.dynamic)
+        lines = [[Text(visible(event.summary)) for event in group.events] for group in groups]
+        self.app.call_from_thread(self._fill, selection, groups, lines)
+
+    def _fill(self, selection: Selection, groups: list[DynamicGroup], lines: list[list[Text]]) -> None:
+        if selection is not self._selection:
+            return  # another compile id was selected meanwhile
+        if not groups:
+            self.root.add_leaf(Text("no dynamic-shape events for this compile id", style="dim"))
+        for group, texts in zip(groups, lines):
+            node = self.root.add(self._header(group.label, len(texts), folded=group.folded),
+                                 data=(group.label, texts), expand=not group.folded)
+            if not group.folded:
+                self._add_lines(node)
+        self.cursor_line = 0
+
+    @staticmethod
+    def _header(label: str, count: int, folded: bool) -> Text:
+        header = Text(label, style="bold")
+        header.append(f"  {count:,}", style="cyan")
+        if folded:
+            header.append(EXPAND_HINT, style="dim")
+        return header
+
+    @staticmethod
+    def _add_lines(node: TreeNode) -> None:
+        """A group's events under its header (a folded one's when it is first opened)."""
+        for text in node.data[1]:
+            node.add_leaf(text)
+
+    @on(Tree.NodeExpanded)
+    def _opened(self, event: Tree.NodeExpanded) -> None:
+        event.stop()
+        node = event.node
+        if isinstance(node.data, tuple):
+            if not node.children:
+                self._add_lines(node)
+            node.set_label(self._header(node.data[0], len(node.data[1]), folded=False))
+
+    @on(Tree.NodeCollapsed)
+    def _closed(self, event: Tree.NodeCollapsed) -> None:
+        event.stop()
+        node = event.node
+        if isinstance(node.data, tuple):
+            node.set_label(self._header(node.data[0], len(node.data[1]), folded=True))
 
     def copy_text(self) -> str:
-        return "\n".join(f"{row[0]}\t{row[1]}" for row in (self.get_row_at(i) for i in range(self.row_count)))
+        """What the pane shows: each group's header, and the events of the open ones."""
+        out = []
+        for node in self.root.children:
+            out.append(node.label.plain)
+            if node.is_expanded:
+                out += [f"  {child.label.plain}" for child in node.children]
+        return "\n".join(out)

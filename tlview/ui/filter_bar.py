@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import on
+from textual import events, on
 from textual.message import Message
 from textual.widgets import Input
 
@@ -27,14 +27,39 @@ class FilterBar(Input):
         super().__init__(value=flt.expression(), placeholder="filter: recompiles graph_breaks errors "
                          "rank:N or text  (Enter: keep, Esc: clear)", **kwargs)
         self.display = False
+        self._came_from = None  # the widget focused when `/` opened the bar
 
     def open(self) -> None:
+        self._came_from = self.screen.focused
         self.display = True
-        self.focus()
+        self.screen.set_focus(self)  # now: the keys typed next are the filter
 
     def show_expression(self, expression: str) -> None:
         self.display = True
         self.value = expression
+
+    async def _on_key(self, event: events.Key) -> None:
+        if not self.display:
+            # Keys typed with the Enter that closed the bar were queued here before it closed:
+            # they are for the widget that has the focus now.
+            event.stop()
+            event.prevent_default()
+            self.app.post_message(events.Key(event.key, event.character))
+            return
+        if event.key == "enter":
+            # Here, not by the binding: its action runs after the keys already queued behind it.
+            event.stop()
+            event.prevent_default()
+            self.action_submit()
+            return
+        await super()._on_key(event)
+
+    def action_submit(self) -> None:
+        # The focus goes back at once, not with a message: a key typed right after Enter (`j`)
+        # is for the tree, not for the bar.
+        self.display = False
+        if self._came_from is not None and self._came_from.is_attached:
+            self.screen.set_focus(self._came_from)
 
     def close(self) -> None:
         self.value = ""

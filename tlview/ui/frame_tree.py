@@ -25,6 +25,7 @@ class FrameTree(Tree[TreeEntry]):
 
     BINDINGS = TREE_BINDINGS
 
+
     def __init__(self, *, id: str | None = None) -> None:
         super().__init__("compile ids", id=id)
         self.show_root = False
@@ -171,6 +172,14 @@ class FrameTree(Tree[TreeEntry]):
         return True
 
     # ---- keys ----------------------------------------------------------------------------------
+
+    def action_open(self) -> None:
+        if self.entry is not None and self.entry.node is not None:
+            # Not a message: a key typed right after Enter (`/` to search the pane) must find the
+            # focus already moved, and a message would be handled after it.
+            self.app.open_entry(self.entry)
+        elif self.cursor_node is not None and self.cursor_node.allow_expand:
+            self.cursor_node.toggle()
 
     def action_expand_node(self) -> None:
         node = self.cursor_node

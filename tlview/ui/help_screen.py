@@ -3,6 +3,7 @@ in its tooltip), and what the status symbols mean."""
 
 from __future__ import annotations
 
+from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 from textual.binding import Binding
@@ -33,8 +34,15 @@ def help_rows(bindings: list[Binding]) -> list[tuple[str, list[tuple[str, str]]]
         keys = groups.setdefault(group, {}).setdefault(binding.tooltip, [])
         if key_text(binding) not in keys:
             keys.append(key_text(binding))
-    return [(group, [(" / ".join(keys), what) for what, keys in rows.items()])
+    return [(group, [(key_range(keys), what) for what, keys in rows.items()])
             for group, rows in groups.items()]
+
+
+def key_range(keys: list[str]) -> str:
+    """`1-9` for the numbered panes, else the keys one by one."""
+    if len(keys) > 2 and all(k.isdigit() for k in keys):
+        return f"{keys[0]}-{keys[-1]}"
+    return " / ".join(keys)
 
 
 def legend() -> Text:
@@ -45,29 +53,45 @@ def legend() -> Text:
 
 
 class HelpScreen(ModalScreen[None]):
+    """Sections side by side when the terminal is wide enough: at 40 rows nothing scrolls."""
+
     BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
-    HelpScreen > VerticalScroll { width: 96; height: auto; max-height: 90%; border: round $accent;
-                                  background: $panel; padding: 0 1; }
+    HelpScreen > VerticalScroll { width: 96; max-width: 96%; height: auto; max-height: 96%;
+                                  border: round $accent; background: $panel; padding: 0 1; }
+    HelpScreen > VerticalScroll.-two-columns { width: 150; }
     """
+    TWO_COLUMNS = 130  # terminal columns from which the sections go in two columns
 
     def __init__(self, bindings: list[Binding]) -> None:
         super().__init__()
         self.rows = help_rows(bindings)
 
-    def compose(self):
+    def _section_table(self, sections) -> Table:
         table = Table.grid(padding=(0, 2))
         table.add_column(style="bold cyan", no_wrap=True)
-        table.add_column()
-        for section, rows in self.rows:
+        table.add_column(max_width=52)
+        for section, rows in sections:
             table.add_row(Text(section, style="bold underline"), "")
             for key, what in rows:
                 table.add_row(key, what)
-        table.add_row("", "")
-        table.add_row("", legend())
-        with VerticalScroll():
-            yield Static(table)
+        return table
+
+    def compose(self):
+        two_columns = self.app.size.width >= self.TWO_COLUMNS
+        if two_columns:
+            sizes = [len(rows) + 1 for _, rows in self.rows]
+            half, split, count = sum(sizes) / 2, 0, 0
+            while split < len(sizes) and count + sizes[split] <= half:
+                count += sizes[split]
+                split += 1
+            body = Table.grid(padding=(0, 4))
+            body.add_row(self._section_table(self.rows[:split]), self._section_table(self.rows[split:]))
+        else:
+            body = self._section_table(self.rows)
+        with VerticalScroll(classes="-two-columns" if two_columns else ""):
+            yield Static(Group(body, Text(""), legend()))
 
     def action_dismiss(self) -> None:
         self.dismiss()

@@ -3,17 +3,8 @@ the help screen and the palette read them from here."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
-
+from tlview.ui.binding_help import HELP_SECTIONS, key  # noqa: F401 - the help reads the sections here
 from tlview.ui.detail import TABS
-
-# Sections of the help screen, by binding id (not Binding.group: the footer would merge the keys).
-HELP_SECTIONS: dict[str, str] = {}
-
-
-def key(keys: str, action: str, description: str, section: str, tooltip: str, id: str, **kwargs) -> Binding:
-    HELP_SECTIONS[id] = section
-    return Binding(keys, action, description, tooltip=tooltip, id=id, **kwargs)
 
 
 BINDINGS = [
@@ -28,7 +19,7 @@ BINDINGS = [
         "perf_hints, output_code, errors, rank:N, or text (also searched in payloads)", "filter",
         key_display="/"),
     key("escape", "clear_filter", "Clear filter", "Filter", "clear the filter", "clear-filter", show=False),
-    *[key(k, f"jump('{kind}', {step})", f"{'Next' if step > 0 else 'Prev'} {kind}", "Jumps",
+    *[key(k, f"jump('{kind}', {step})", f"{kind.capitalize()}" if step > 0 else f"Prev {kind}", "Jumps",
           f"next / previous {what}", f"{'next' if step > 0 else 'prev'}-{kind}", show=step > 0)
       for kind, keys, what in (("break", "bB", "graph break"), ("recompile", "rR", "recompile"),
                                ("error", "xX", "error"))
@@ -37,14 +28,23 @@ BINDINGS = [
         show=False),
     key("shift+tab", "focus_previous", "Previous", "App", "move the focus: tree, pane, pane's list",
         "focus-previous", show=False),
-    key("f", "toggle_follow", "Follow", "App", "follow the newest compile id (live)", "toggle-follow"),
+    # shown where it applies: the live sign and "+N new — f: follow the newest" name it
+    key("f", "toggle_follow", "Follow", "App", "follow the newest compile id (live)", "toggle-follow",
+        show=False),
     key("left_square_bracket", "cycle_rank(-1)", "Prev rank", "Panes",
         "previous / next rank (all ranks, 0, 1, ...)", "prev-rank", key_display="[", show=False),
     key("right_square_bracket", "cycle_rank(1)", "Next rank", "Panes",
         "previous / next rank (all ranks, 0, 1, ...)", "next-rank", key_display="]", show=False),
-    key("y", "copy_payload", "Copy", "Panes", "copy the shown payload (OSC 52: works over SSH)", "copy"),
-    key("e", "open_external", "Pager", "Panes", "open the shown payload in $PAGER / $EDITOR", "open-external"),
-    *[key(str(i), f"show_tab('{tab_id}')", title, "Panes", f"{title}: {what}", f"tab-{tab_id}", show=False)
+    key("m", "toggle_maximize", "Maximize", "Panes", "maximize the panes / restore (Esc restores too)",
+        "maximize"),
+    key("y", "copy_payload", "Copy", "Panes", "copy the shown payload (OSC 52: works over SSH)", "copy",
+        show=False),
+    key("e", "open_external", "Pager", "Panes", "open the shown payload in $PAGER / $EDITOR",
+        "open-external", show=False),
+    # one row in the help: the panes by number (each pane's own tooltip is its tab's)
+    *[key(str(i), f"show_tab('{tab_id}')", title, "Panes",
+          "the panes: " + ", ".join(f"{n} {t}" for n, (_, t, _, _) in enumerate(TABS, 1)),
+          f"tab-{tab_id}", show=False)
       for i, (tab_id, title, what, _) in enumerate(TABS, 1)],
 ]
 
@@ -55,8 +55,8 @@ TREE_BINDINGS = [
     key("l,right", "expand_node", "Expand", "Tree", "collapse / expand", "tree-expand", show=False),
     key("g,home", "scroll_home", "Top", "Tree", "top / bottom", "tree-top", show=False),
     key("G,end", "scroll_end", "Bottom", "Tree", "top / bottom", "tree-bottom", show=False),
-    key("enter", "select_cursor", "Open", "Tree", "open the compile id's pane (its list: Enter goes "
-        "to the compile a recompile reason names)", "tree-open", show=False),
+    key("enter", "open", "Open", "Tree", "on a recompile: go to the compile whose guard failed; "
+        "else into the pane", "tree-open", show=False),
 ]
 
 # A user who presses these is reading: the cursor stops following the newest compile id.

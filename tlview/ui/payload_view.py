@@ -8,19 +8,26 @@ result cached, so a page costs the same whatever the payload's size.
 
 from __future__ import annotations
 
+from array import array
+from bisect import bisect_right
+from dataclasses import dataclass
 from functools import lru_cache, partial
 
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
+from textual.actions import SkipAction
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tlview.textsafe import visible
+from tlview.ui.binding_help import key
+from tlview.ui.text_search import MAX_LINE, TextSearch, display_line
 
-MAX_LINE = 4000  # characters rendered per line: a 10 MB single-line payload must not stall
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
+SEARCH_IN_THREAD = 10_000  # lines: a bigger payload is searched off the UI thread
 
 
 @lru_cache(maxsize=4)
@@ -35,20 +42,39 @@ def warm_up(language: str = "python") -> None:
 
 
 class PayloadView(ScrollView, can_focus=True):
-    """Shows a payload's lines with line numbers; Python highlighting of what is on screen."""
+    """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
+    search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 
     DEFAULT_CSS = """
-    PayloadView { background: $surface; }
+    PayloadView { background: $surface; scrollbar-size-vertical: 1; }
     PayloadView > .payload--gutter { color: $text-muted; }
+    PayloadView > .payload--match { background: $warning 35%; }
+    PayloadView > .payload--match-current { background: $warning; color: $background; text-style: bold; }
+    PayloadView.-searching { border-bottom: hkey $accent; border-subtitle-align: left;
+                             border-subtitle-color: $text; }
     """
-    COMPONENT_CLASSES = {"payload--gutter"}
+    COMPONENT_CLASSES = {"payload--gutter", "payload--match", "payload--match-current"}
     BINDINGS = [
-        ("j", "scroll_down", "Down"),
-        ("k", "scroll_up", "Up"),
-        ("g", "top", "Top"),
-        ("G", "bottom", "Bottom"),
-        ("space", "page_down", "Page down"),
+        key("j", "scroll_down", "Down", "Reading", "scroll down / up", "view-down", show=False),
+        key("k", "scroll_up", "Up", "Reading", "scroll down / up", "view-up", show=False),
+        key("g", "top", "Top", "Reading", "top / bottom of the payload", "view-top", show=False),
+        key("G", "bottom", "Bottom", "Reading", "top / bottom of the payload", "view-bottom", show=False),
+        key("space", "page_down", "Page down", "Reading", "page down", "view-page", show=False),
+        key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
+            "view-search", key_display="/"),
+        key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
+        key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
+            show=False),
+        key("escape", "end_search", "End search", "Reading", "end the search (else: clear the filter)",
+            "view-end-search", show=False),
+        key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
     ]
+
+    @dataclass
+    class SearchAsked(Message):
+        """`/` in this view: the app opens the search bar for it."""
+
+        view: "PayloadView"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
@@ -58,6 +84,10 @@ class PayloadView(ScrollView, can_focus=True):
         self._pending: set[tuple[int, int]] = set()  # (generation, first line) being highlighted
         self._generation = 0  # which text (and style) a highlighted block belongs to
         self._gutter = 1
+        self.wrap = False
+        self._row_of: array | None = None  # wrapped: each line's first row (and the total last)
+        self._wrap_width = 0
+        self.search: TextSearch | None = None
 
     @property
     def text(self) -> str:
@@ -77,10 +107,133 @@ class PayloadView(ScrollView, can_focus=True):
         self._generation += 1
         self._cache.clear()
         self._gutter = len(str(len(self._lines))) + 1
-        width = min(max((len(line) for line in self._lines[:2000]), default=0), MAX_LINE)
-        self.virtual_size = Size(width + self._gutter + 2, len(self._lines))
+        self._layout()
         self.scroll_to(0, 0, animate=False)
+        if self.search is not None:  # the same query in the new text
+            self.search_for(self.search.query, move=False)
         self.refresh()
+
+    # ---- wrapping ------------------------------------------------------------------------------
+
+    @property
+    def _body_width(self) -> int:
+        return max(self.size.width - self._gutter - 1 - self.scrollbar_size_vertical, 10)
+
+    def _layout(self) -> None:
+        """The virtual size: lines (wrapped: rows) by the longest line of the first 2,000."""
+        if not self.wrap:
+            self._row_of = None
+            width = min(max((len(line) for line in self._lines[:2000]), default=0), MAX_LINE)
+            self.virtual_size = Size(width + self._gutter + 2, len(self._lines))
+            return
+        body = self._wrap_width = self._body_width
+        rows, row = array("q", [0]), 0
+        for line in self._lines:
+            cells = len(line) if line.isascii() and "\t" not in line else cell_len(display_line(line))
+            row += max(1, -(-min(cells, MAX_LINE) // body))
+            rows.append(row)
+        self._row_of = rows
+        self.virtual_size = Size(self.size.width, row)
+
+    def on_resize(self) -> None:
+        if self.wrap and self._body_width != self._wrap_width:
+            self._layout()
+
+    def action_toggle_wrap(self) -> None:
+        top = self._line_at(self.scroll_offset.y)[0]
+        self.wrap = not self.wrap
+        self._layout()
+        self.scroll_to(0, self._row(top), animate=False)
+        self.refresh()
+        self.notify("wrapping long lines" if self.wrap else "long lines cut (← → scroll)", timeout=1.5)
+
+    def _line_at(self, row: int) -> tuple[int, int]:
+        """(line, row within the line) drawn at virtual row `row`."""
+        if self._row_of is None:
+            return row, 0
+        line = bisect_right(self._row_of, row) - 1
+        return line, row - self._row_of[line]
+
+    def _row(self, line: int, column: int = 0) -> int:
+        if self._row_of is None:
+            return line
+        return self._row_of[min(line, len(self._row_of) - 1)] + column // max(self._wrap_width, 1)
+
+    # ---- search --------------------------------------------------------------------------------
+
+    def action_search(self) -> None:
+        self.post_message(self.SearchAsked(self))
+
+    def search_for(self, query: str, move: bool = True) -> None:
+        """Highlight every match of `query` and go to the first at or below the top (as `less`)."""
+        if not query:
+            self.end_search()
+            return
+        if len(self._lines) > SEARCH_IN_THREAD:
+            self.run_worker(partial(self._search_in_thread, query, self._generation, move),
+                            name="search", group="view-search", thread=True, exclusive=True,
+                            exit_on_error=False)
+            return
+        self._searched(TextSearch(query, self._lines), self._generation, move)
+
+    def _search_in_thread(self, query: str, generation: int, move: bool) -> None:
+        found = TextSearch(query, self._lines)
+        try:
+            self.app.call_from_thread(self._searched, found, generation, move)
+        except RuntimeError:  # the app closed meanwhile
+            pass
+
+    def _searched(self, found: TextSearch, generation: int, move: bool) -> None:
+        if generation != self._generation:
+            return  # searched in a text no longer shown
+        self.search = found
+        if move:
+            found.move(1, from_line=self._line_at(self.scroll_offset.y)[0])
+            self._show_match()
+        self._show_search_state()
+        self.refresh()
+
+    def action_end_search(self) -> None:
+        if self.search is None:
+            raise SkipAction()  # Esc goes on to the app: it clears the filter
+        self.end_search()
+
+    def end_search(self) -> None:
+        self.search = None
+        self.remove_class("-searching")
+        self.border_subtitle = ""
+        self.refresh()
+
+    def action_next_match(self, step: int) -> None:
+        found = self.search
+        if found is None:
+            self.notify("no search here yet: / searches in this pane", timeout=2)
+            return
+        if not found.total:
+            self.notify(found.describe(), timeout=2)
+            return
+        if not found.move(step):
+            self.notify("search wrapped to the " + ("top" if step > 0 else "bottom"), timeout=1.5)
+        self._show_match()
+        self._show_search_state()
+        self.refresh()
+
+    def _show_search_state(self) -> None:
+        self.add_class("-searching")
+        self.border_subtitle = f"{self.search.describe()}  (n / N: next / previous, Esc: end)"
+
+    def _show_match(self) -> None:
+        """Scroll so that the current match is in view, a third down the page."""
+        if not self.search or not self.search.total:
+            return
+        line, occurrence = self.search.position()
+        column = self.search.column(display_line(self._lines[line]), occurrence)
+        row = self._row(line, column)
+        y = max(0, row - self.size.height // 3)
+        x = self.scroll_offset.x
+        if self._row_of is None and not (x <= column < x + self._body_width - len(self.search.query)):
+            x = max(0, column - 10)
+        self.scroll_to(x, y, animate=False)
 
     def action_top(self) -> None:
         self.scroll_home(animate=False)
@@ -109,8 +262,7 @@ class PayloadView(ScrollView, can_focus=True):
         return Text(lines[index - start])
 
     def _block(self, start: int) -> list[str]:
-        return [visible(line[:MAX_LINE].expandtabs(4))
-                for line in self._lines[start:start + HIGHLIGHT_BLOCK]]
+        return [display_line(line) for line in self._lines[start:start + HIGHLIGHT_BLOCK]]
 
     def _highlight(self, generation: int, start: int, lines: list[str], language: str) -> None:
         """(a worker thread)"""
@@ -133,17 +285,32 @@ class PayloadView(ScrollView, can_focus=True):
             self._cache[start + offset] = part
         self.refresh()
 
+    def _with_matches(self, index: int, text: Text) -> Text:
+        spans = self.search.spans(index, text.plain) if self.search is not None else []
+        if not spans:
+            return text
+        text = text.copy()
+        match = self.get_component_rich_style("payload--match")
+        current = self.get_component_rich_style("payload--match-current")
+        for start, end, is_current in spans:
+            text.stylize(current if is_current else match, start, end)
+        return text
+
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index = scroll_y + y
+        index, part = self._line_at(scroll_y + y)
         width = self.size.width
         base = self.rich_style
-        if index >= len(self._lines):
+        if index >= len(self._lines) or (y + scroll_y) >= self.virtual_size.height:
             return Strip.blank(width, base)
         gutter_style = base + self.get_component_rich_style("payload--gutter")
-        number = Segment(f"{index + 1:>{self._gutter}} ", gutter_style)
-        segments = list(self.highlighted(index).render(self.app.console))
-        body = Strip(segments).crop(scroll_x, scroll_x + width - self._gutter - 1)
+        number = Segment(f"{index + 1:>{self._gutter}} " if part == 0 else " " * (self._gutter + 1),
+                         gutter_style)
+        segments = list(self._with_matches(index, self.highlighted(index)).render(self.app.console))
+        body_width = width - self._gutter - 1
+        start = part * self._wrap_width if self._row_of is not None else scroll_x
+        body = Strip(segments).crop(start, start + (self._wrap_width if self._row_of is not None
+                                                    else body_width))
         strip = Strip([number, *body]).apply_style(base)
         return strip.extend_cell_length(width, base).crop(0, width)
 

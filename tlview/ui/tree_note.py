@@ -5,7 +5,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tlview.model.filters import Filter
+from tlview.model.filters import Filter, missing_rank
 from tlview.model.tree import TreeModel
 
 
@@ -13,8 +13,11 @@ class TreeNote(Static):
     def show(self, flt: Filter, model: TreeModel, search_note: str, empty: str, new_unseen: int) -> None:
         text = Text()
         if flt.active:
-            text.append(f"filter: {flt.describe()} — {model.shown} shown, {model.hidden} hidden"
+            # short: the tree is as narrow as its labels (the status line repeats the filter)
+            text.append(f"filter {flt.describe()}: {model.shown} of {model.shown + model.hidden} shown"
                         f"{search_note}", style="cyan")
+            if problem := missing_rank(flt.rank, model.index.ranks()):
+                text.append(f" · {problem}", style="yellow")
         elif empty:
             text.append(empty, style="yellow")
         if new_unseen:

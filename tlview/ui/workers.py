@@ -95,6 +95,6 @@ def search_in_payloads(app: App, index: Index, flt: Filter) -> None:
         if time.monotonic() - last > SEARCH_REPORT or done == total:
             last = time.monotonic()
             note = (f" · searching payloads {done * 100 // max(total, 1)}%" if done < total else
-                    f" · {count} more by payload")
+                    f" · {count} more whose graphs, code or log text contain it")
             app.post_message(PayloadMatches(flt, found, note))
             found = []

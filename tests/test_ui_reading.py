@@ -1,0 +1,243 @@
+"""Reading as in less and lnav (#15): search in a pane (`/`, `n`, `N`, the count), wrap, maximize,
+80x24, the jumps that say where they are, Enter from a recompile, the filter bar's words."""
+
+from __future__ import annotations
+
+from tlview.model.filters import Filter
+from tlview.ui.app import TlviewApp
+from tlview.ui.detail import TABS
+from tlview.ui.help_screen import HelpScreen
+from tlview.ui.payload_view import PayloadView
+from tlview.ui.searching import SearchBar
+from tlview.ui.text_search import display_line
+
+from conftest import CORPUS, SIZE, plain, press, ready, until, visible_lines
+
+
+async def _graph_view(app, pilot) -> PayloadView:
+    await ready(app, pilot)
+    await press(pilot, "2")
+    view = app.query_one("#graph-view", PayloadView)
+    await until(pilot, lambda: view.line_count > 1, what="a graph")
+    return view
+
+
+def _occurrences(view: PayloadView, query: str) -> list[tuple[int, int]]:
+    """(line, column) of every occurrence, found here independently of the app's search."""
+    found = []
+    for number, line in enumerate(view.text.split("\n")):
+        shown = display_line(line).lower()
+        start = shown.find(query)
+        while start >= 0:
+            found.append((number, start))
+            start = shown.find(query, start + 1)
+    return found
+
+
+def _footer_says(app, key: str) -> str:
+    return next(k.description for k in app.query_one("Footer").query("FooterKey") if k.key == key)
+
+
+async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        expected = _occurrences(view, "view")
+        assert len(expected) > 3
+        assert _footer_says(app, "slash") == "Filter"
+        await press(pilot, "enter")  # from the tree into the pane's main view
+        assert app.focused is view
+        assert _footer_says(app, "slash") == "Search"  # the footer says which `/` this is
+        await press(pilot, "slash")
+        bar = app.query_one(SearchBar)
+        assert bar.display and app.focused is bar and not app.filter_bar.display  # not the tree filter
+        await press(pilot, *"view")
+        assert view.search.total == len(expected)
+        assert f"match 1 of {len(expected)}" in view.border_subtitle
+        await press(pilot, "enter")  # keeps the matches; the keys go back to the view
+        assert not bar.display and app.focused is view
+        for number in range(2, 5):
+            await press(pilot, "n")
+            assert f"match {number} of {len(expected)}" in view.border_subtitle
+            line, _ = expected[number - 1]
+            top = view.scroll_offset.y
+            assert top <= line < top + view.size.height  # scrolled to it
+        await press(pilot, "N")
+        assert f"match 3 of {len(expected)}" in view.border_subtitle
+        # the current match is drawn in its own style, the others in the match style
+        line, column = expected[2]
+        strip = view.render_line(line - view.scroll_offset.y)
+        current = view.get_component_rich_style("payload--match-current")
+        drawn = "".join(s.text for s in strip if s.style and s.style.bgcolor == current.bgcolor)
+        assert drawn.lower() == "view"
+        await press(pilot, "escape")  # in the view, Esc ends the search
+        assert view.search is None and "match" not in view.border_subtitle
+        await press(pilot, "slash", *"view", "escape")  # and in the bar, too
+        assert view.search is None and app.focused is view
+
+
+async def test_search_wraps_and_says_so_and_a_query_with_no_match_says_that():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await press(pilot, "enter", "slash", *"GraphModule", "enter")  # a capital: case-sensitive
+        total = len([1 for line in view.text.split("\n") for _ in range(line.count("GraphModule"))])
+        assert view.search.total == total >= 1
+        for _ in range(total):
+            await press(pilot, "n")
+        assert "match 1 of" in view.border_subtitle  # past the last: back to the first
+        await press(pilot, "slash", "ctrl+u", *"no-such-text-here", "enter")
+        assert view.search.total == 0 and "no match" in view.border_subtitle
+
+
+async def test_slash_in_the_tree_still_filters():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        assert app.focused is app.tree
+        await press(pilot, "slash")
+        assert app.filter_bar.display and not app.query_one(SearchBar).display
+
+
+async def test_search_in_the_guards_pane():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "3", "enter")
+        view = app.query_one("#guards-pane PayloadView", PayloadView)
+        assert app.focused is view
+        await press(pilot, "slash", *"tensor_match", "enter")
+        expected = _occurrences(view, "tensor_match")
+        assert expected and view.search.total == len(expected)
+
+
+async def test_wrap_shows_every_character_of_a_long_line_within_the_width():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=(100, 40)) as pilot:
+        view = await _graph_view(app, pilot)
+        lines = view.text.split("\n")
+        longest = max(range(len(lines)), key=lambda i: len(lines[i]))
+        assert len(lines[longest]) > view.size.width * 2
+        rows_before = view.virtual_size.height
+        await press(pilot, "enter", "w")
+        assert view.wrap and view.virtual_size.height > rows_before
+        view.scroll_to(0, view._row(longest), animate=False)
+        await pilot.pause()
+        rows = [view.render_line(y).text for y in range(view.size.height)]
+        gutter = len(str(len(lines))) + 2
+        width = view._wrap_width
+        body = "".join(row[gutter:gutter + width] for row in rows[:-(-len(lines[longest]) // width)])
+        shown = display_line(lines[longest])
+        assert len(body) >= min(len(shown), width * (view.size.height - 1)) - width
+        assert shown.startswith(body.rstrip())  # nothing cut: the line goes on in the next rows
+        assert all(len(row) <= view.size.width for row in rows)
+        await press(pilot, "w")
+        assert not view.wrap and view.virtual_size.height == rows_before
+
+
+async def test_maximize_fills_the_screen_and_escape_restores():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        width = view.size.width
+        await press(pilot, "m")  # from the tree: the panes are maximized, the focus goes in
+        assert app.screen.maximized is not None and app.focused is view
+        assert view.size.width > width and app.screen.maximized.size.width == SIZE[0]
+        await press(pilot, "3")  # the tabs still switch
+        assert app.detail.active == "guards"
+        await press(pilot, "escape")
+        assert app.screen.maximized is None
+
+
+async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        view = await _graph_view(app, pilot)
+        code_columns = view.size.width - (len(str(view.line_count)) + 2)
+        assert code_columns >= 40
+        assert app.query_one("#graph-select").display  # the list is a selector above the code
+        rows = visible_lines(view)
+        assert max(len(r) for r in rows) >= 40
+        for number, (tab_id, *_) in enumerate(TABS, 1):
+            await press(pilot, str(number))
+            assert app.detail.active == tab_id
+            tab = app.query_one("#tabs").get_tab(tab_id)
+            assert tab.region.right <= 80 and tab.region.width > 0  # drawn on screen
+        footer = app.query_one("Footer")
+        help_key = next(k for k in footer.query("FooterKey") if k.key == "question_mark")
+        assert help_key.region.right <= 80 and help_key.region.width > 0
+
+
+async def test_help_fits_40_rows_without_scrolling():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=(150, 40)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        scroll = app.screen.query_one("VerticalScroll")
+        assert scroll.max_scroll_y == 0
+        text = plain(app.screen.query_one("Static"))
+        for words in ("search in this pane", "wrap long lines", "maximize", "next / previous match"):
+            assert words in text
+
+
+async def test_enter_on_a_recompile_goes_to_the_compile_whose_guard_failed():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "r")
+        assert app.tree.entry.title == "[0/1]"
+        await press(pilot, "enter")
+        await until(pilot, lambda: app.tree.entry.title == "[0/0]", what="the jump to [0/0]")
+        assert app.focused is app.tree
+
+
+async def test_jumps_stop_at_the_last_before_wrapping_and_one_recompile_says_so():
+    app = TlviewApp(str(CORPUS / "model"))  # one recompile
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "r")
+        assert app.tree.entry.title == "[0/1]"
+        await press(pilot, "r")
+        assert app.tree.entry.title == "[0/1]"
+        assert any("the only recompile" in n.message for n in app._notifications)
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        stops = [e.title for e in app.model.compile_entries() if e.shows_recompile]
+        for title in stops:
+            await press(pilot, "r")
+            assert app.tree.entry.title == title
+        assert any(f"recompile {len(stops)} of {len(stops)}" in n.message for n in app._notifications)
+        await press(pilot, "r")  # at the last: says so and stays
+        assert app.tree.entry.title == stops[-1]
+        assert any("that was the last recompile" in n.message for n in app._notifications)
+        await press(pilot, "r")  # again: wraps
+        assert app.tree.entry.title == stops[0]
+
+
+async def test_a_compile_that_restarted_shows_the_graphs_of_its_final_attempt():
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "2")
+        entry = app.tree.entry
+        assert entry.kind == "compile" and len(entry.compile.attempts) > 1
+        assert not any(a.kind.role.in_graphs_pane for a in entry.node.artifacts)  # [0/0] restarted
+        view = app.query_one("#graph-view", PayloadView)
+        await until(pilot, lambda: view.line_count > 1, what="the final attempt's graph")
+        info = str(app.query_one("#graph-info").render())
+        assert f"[{entry.compile.attempts[-1].id}]" in info
+
+
+async def test_filter_bar_closes_on_enter_and_a_rank_on_a_run_without_ranks_says_so():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"), Filter())
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "slash", *"recompiles", "enter")
+        assert not app.filter_bar.display and app.flt.active and app.focused is app.tree
+        await press(pilot, "escape")
+        assert not app.flt.active
+        await press(pilot, "slash", *"rank:1")
+        note = str(app.query_one("#tree-note").render())
+        assert "no ranks" in note

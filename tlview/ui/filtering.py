@@ -1,0 +1,60 @@
+"""The tree's filter: `/` opens the bar, what is typed filters as it is typed, Enter keeps the
+filter and closes the bar, Esc clears both; text is also looked for inside payloads, in a worker.
+Mixed into the app."""
+
+from __future__ import annotations
+
+from functools import partial
+
+from rich.text import Text
+
+from tlview.model.filters import Filter
+from tlview.model.tree import TreeModel
+from tlview.ui import workers
+from tlview.ui.filter_bar import FilterBar
+from tlview.ui.messages import PayloadMatches, while_shown
+from tlview.ui.tree_note import TreeNote
+
+
+class Filtering:
+    @property
+    def filter_bar(self) -> FilterBar:
+        return self.query_one(FilterBar)
+
+    def action_filter(self) -> None:
+        self.filter_bar.open()
+
+    def set_filter(self, expression: str) -> None:
+        self.filter_bar.show_expression(expression)
+
+    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
+        self.apply_filter(message.flt)
+
+    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
+        self.query_one(TreeNote).update(Text(message.reason, style="yellow"))
+
+    def apply_filter(self, flt: Filter) -> None:
+        self.flt = flt
+        self.search_note = ""
+        self.show_model(TreeModel(self.index, flt, live=self.live is not None))
+        self.refresh_views()
+        if flt.text:
+            self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",
+                            group="search", thread=True, exclusive=True, exit_on_error=False)
+
+    @while_shown
+    def on_payload_matches(self, message: PayloadMatches) -> None:
+        if not message.flt.same_query(self.flt):
+            return  # a search for an older filter
+        self.search_note = message.note
+        self.flt = self.flt.with_payload_matches(message.nodes)
+        self.model.filter = self.flt
+        self.tree.apply(self.model.apply({n.compile for n in message.nodes}))
+        self._show_tree_note()
+
+    def action_clear_filter(self) -> None:
+        if not self.flt.active and not self.filter_bar.display:
+            return
+        self.filter_bar.close()
+        self.apply_filter(Filter())
+        self.screen.set_focus(self.tree)
