@@ -12,8 +12,29 @@ from tlview.ui.app import TlviewApp
 SIZE = (140, 40)
 
 
+def _layout(app):
+    """What moves while the layout settles: the tree's width (as wide as its labels) and the tab
+    labels (they shorten to fit the pane's width)."""
+    tabs = app.query_one("#tabs")
+    return (app.tree.size, app.tree.virtual_size, app.detail.size,
+            tuple(str(tab.label) for tab in tabs.query("ContentTab")))
+
+
 async def _settle(pilot):
+    """Ready, and a layout that stayed the same over three frames (each step of the tree's
+    auto width and the tabs' labels takes a frame)."""
     await ready(pilot.app, pilot)
+    await _stable(pilot)
+
+
+async def _stable(pilot):
+    same, last = 0, None
+    while same < 3:
+        await pilot.pause(0.02)
+        await pilot.app.workers.wait_for_complete()  # code highlighted in a thread, as it is drawn
+        now = _layout(pilot.app)
+        same = same + 1 if now == last else 0
+        last = now
 
 
 def test_main_screen(snap_compare):
@@ -28,7 +49,7 @@ def test_graph_pane(snap_compare):
         await _settle(pilot)
         await press(pilot, "r", "2")  # [0/1], Graphs: its Dynamo graph
         pilot.app.clear_notifications()  # "recompile 1 of 8" lasts 1.5 s: not in the picture
-        await pilot.pause()
+        await _stable(pilot)
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_graphs)
 
@@ -39,6 +60,7 @@ def test_help_screen(snap_compare):
     async def open_help(pilot):
         await _settle(pilot)
         await press(pilot, "question_mark")
+        await pilot.pause()
 
     assert snap_compare(app, terminal_size=SIZE, run_before=open_help)
 
@@ -51,6 +73,6 @@ def test_80x24_graph_search(snap_compare):
         await _settle(pilot)
         await press(pilot, "2", "enter", "slash", *"view", "enter", "n")
         pilot.app.clear_notifications()
-        await pilot.pause()
+        await _stable(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=search)

@@ -24,6 +24,7 @@ examples:
   tlview --compare before/ after/      what went away, what is new, what stayed (explorer)
   tlview --compare a b --fail-on new   CI: exit 1, a line per new recompile/break/failure
   tlview --report --markdown f         the report as markdown, to paste into an issue
+  tlview --perfetto out.json /tmp/tr   every rank's chromium events in one Chrome trace (Perfetto)
 filter words: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N
 """
 
@@ -61,6 +62,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "recompiles, graph_breaks, errors (comma-separated)")
     p.add_argument("--markdown", action="store_true",
                    help="with --report: GitHub-flavoured markdown (to paste into an issue)")
+    p.add_argument("--perfetto", metavar="FILE",
+                   help="write the chromium events of every rank to FILE as one Chrome trace JSON "
+                   "(a process per rank), to open in Perfetto")
     p.add_argument("--no-verify", action="store_true",
                    help="headless: do not check every payload's md5 (faster on huge traces)")
     p.add_argument("--version", action="version", version=f"tlview {__version__}")
@@ -126,6 +130,8 @@ def _main(argv: list[str] | None) -> int:
         return _fail(f"--fail-on: unknown {', '.join(map(repr, unknown))}; use {', '.join(FAIL_ON)}")
     if "new" in fail_on and not args.compare:
         return _fail("--fail-on new needs --compare BEFORE AFTER")
+    if args.perfetto is not None and (args.compare or args.follow or args.run or args.demo):
+        return _fail("--perfetto writes the Chrome trace of logs that are there: tlview --perfetto FILE PATH")
     if args.compare:
         if args.path is not None or args.follow or args.run or args.demo:
             return _fail("--compare takes the two runs and nothing else: tlview --compare BEFORE AFTER")
@@ -151,7 +157,7 @@ def _main(argv: list[str] | None) -> int:
         return _tui_live(flt, args, path=args.path)
     if args.path == "-":
         return _fail("reading stdin needs --follow: python train.py 2>&1 | tlview --follow -")
-    if args.report or args.json or fail_on:
+    if args.report or args.json or fail_on or args.perfetto is not None:
         return _headless(args, flt, fail_on)
     return _tui(args, flt)
 
@@ -171,8 +177,11 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
     from tlview.source.discover import NoLogsError
 
     what = "the JSON" if args.json else "the report"
-    if sys.stdout is None:  # started with stdout closed (`>&-`): nowhere to write, say so first
+    to_stdout = args.report or args.json or fail_on  # (--perfetto alone writes only its file)
+    if sys.stdout is None and to_stdout:  # started with stdout closed (`>&-`): say so first
         return _cannot_write(what, "stdout is closed")
+    if args.perfetto is not None and _reads(args.path, args.perfetto):  # said before a long read
+        return _fail(NO_WRITE_HERE.format(args.perfetto))
     try:
         index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify)
     except NoLogsError as exc:
@@ -180,6 +189,10 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
     try:
         if problem := missing_rank(flt.rank, index.ranks()):
             return _fail(problem)
+        if args.perfetto is not None:
+            code = _perfetto(args.perfetto, args.path, index, flt.rank)
+            if code != EXIT_OK or not to_stdout:
+                return code
         summary = build_summary(index, flt)
 
         write = _writer(args, summary, "markdown_report", "text_report.render_report")
@@ -193,6 +206,43 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         index.close()
+
+
+NO_WRITE_HERE = "--perfetto {}: tlview never writes in the folder it reads; write the trace elsewhere"
+
+
+def _perfetto(target: str, read_path: str, index, rank) -> int:
+    """Write the Chrome trace to `target`, never into what is read; say what was written."""
+    from tlview.report.perfetto import write_perfetto
+
+    if _reads(read_path, target, index):
+        return _fail(NO_WRITE_HERE.format(target))
+    try:
+        with open(target, "wb") as out:
+            try:
+                written = write_perfetto(index, out, rank if rank is not None else ...)
+            except OSError:
+                if os.path.isfile(target):  # (never a device: `--perfetto /dev/full`)
+                    os.unlink(target)  # a full disk: no half-written JSON left behind
+                raise
+    except OSError as exc:
+        return _cannot_write(f"the Chrome trace {target}", exc.strerror or str(exc))
+    if not written.total:
+        why = "" if index.has_traces else " (TORCH_LOGS text has none; a TORCH_TRACE has them)"
+        _say(f"tlview: no chromium events in these logs{why}: wrote an empty trace to {target}")
+    else:
+        per = ", ".join(f"{label}: {n:,}" for label, n in written.events.items())
+        skipped = f"; {written.skipped:,} unreadable events skipped" if written.skipped else ""
+        _say(f"tlview: wrote {written.total:,} chromium events to {target} ({per}{skipped})")
+    return EXIT_OK
+
+
+def _reads(read_path: str, target: str, index=None) -> bool:
+    """Whether writing `target` would write into what tlview reads (the folder, a log in it)."""
+    where, read = os.path.realpath(target), os.path.realpath(read_path)
+    if where == read or (os.path.isdir(read) and os.path.commonpath([where, read]) == read):
+        return True
+    return index is not None and where in {os.path.realpath(s.path) for s in index.sources}
 
 
 def _headless_compare(args, fail_on: list[str]) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 
+from tlview.diagnose.caches import outcome_words
 from tlview.model.look import ref, short_path
 from tlview.textsafe import one_line, visible_data
 
@@ -40,6 +41,7 @@ def markdown_report(summary: dict) -> str:
                 entry["status"], entry["function"] or "", short_path(entry["location"] or ""),
                 causes)) + " |")
         out.append("")
+    out += _caches(summary.get("caches"), cid)
     for kind, title in (("recompile", "Recompiles"), ("graph_break", "Graph breaks"),
                         ("failure", "Failures")):
         items = [(entry, d) for entry in summary["compiles"] for d in entry["diagnosis"]
@@ -54,6 +56,24 @@ def markdown_report(summary: dict) -> str:
             if kind == "failure" and entry.get("fail_reason"):
                 out += [fence(entry["fail_reason"]), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _caches(caches: dict | None, cid) -> list[str]:
+    """Hits, misses and bypasses per cache, then each compile id's lookups and the bypass reasons
+    (a list: the report's one table stays the compile ids')."""
+    if not caches or not caches["caches"]:
+        return []
+    labels = {name: c["label"] for name, c in caches["caches"].items()}
+    out = ["## Caches", "", prose("; ".join(f"{c['label']}: {outcome_words(c)}"
+                                            for c in caches["caches"].values())) + ".", ""]
+    for entry in caches["compiles"][:50]:
+        lookups = "; ".join(f"{labels.get(n, n)}: {outcome_words(c)}" for n, c in entry["caches"].items())
+        out.append(f"- {code(cid(entry))} {prose(lookups)}")
+    if len(caches["compiles"]) > 50:
+        out.append(f"- ... {len(caches['compiles']) - 50} more compile ids")
+    out += [f"- bypassed ×{b['count']} ({prose(labels.get(b['cache'], b['cache']))}): {prose(b['reason'])}"
+            for b in caches["bypass_reasons"]]
+    return out + [""]
 
 
 def markdown_compare(comparison: dict) -> str:

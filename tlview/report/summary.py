@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import asdict
 
+from tlview.diagnose.caches import cache_summary
 from tlview.diagnose.classify import diagnose_node
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.ranks import describe as describe_divergence
@@ -37,6 +38,7 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "graph_break_summary": graph_break_summary(nodes),
         "run_summary": run_summary(index, rank),
         "timeline": timeline(index, rank),
+        "caches": cache_summary(index, rank),
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),
         "problems": [_problem(p) for p in index.problems],

@@ -14,6 +14,7 @@ from rich.text import Text
 from tlview.model.look import CAUSE_STYLE, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
+from tlview.report.cache_look import cache_lines
 from tlview.textsafe import one_line, visible, visible_data
 
 
@@ -135,6 +136,8 @@ def render_report(summary: dict, console: Console) -> None:
         longest = summary["timeline"][0]["total"] or 1.0
         for row in summary["timeline"][:12]:
             console.print(timeline_bar(row, longest, grouped))
+    for line in cache_lines(summary.get("caches"), cid):
+        console.print(line)
     if summary["divergence_summary"]:
         console.print(Text("Ranks diverge", style="bold red"))
         for line in summary["divergence_summary"][:30]:

@@ -1,0 +1,183 @@
+"""The stack trie: the user call stacks of every compile merged into a tree, laid out as tlparse
+lays it out, each leaf with its compile ids and statuses. Compared with tlparse's own index.html
+for the same inputs (when tlparse is installed), and with what tlparse 0.4.3 showed for the
+graph-breaks run (always)."""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import shutil
+import subprocess
+from html.parser import HTMLParser
+
+import pytest
+from rich.console import Console
+
+from conftest import CORPUS, GENERATED, SCENARIOS
+from tlview.diagnose.stack_trie import stack_trie, trie_as_dict
+from tlview.model.indexing import open_index
+from tlview.report.stack_trie_look import trie_tree
+
+TLPARSE = shutil.which("tlparse")
+# tlparse's status classes; tlparse calls any restart a break
+TLPARSE_STATUS = {"ok": "ok", "break": "break", "restart": "break", "empty": "empty", "error": "error",
+                  "missing": "missing"}
+
+
+def tlparse_layout(root) -> list[tuple[int, str, list[str]]]:
+    """(depth, frame, ["0/0 ok", ...]) in tlparse's order and indentation: a node's children are
+    listed at one depth; they are indented under it only when it has siblings (stacks parted)."""
+    out = []
+    stack = [(child, 0, len(root.children) > 1) for child in reversed(root.children.values())]
+    while stack:
+        node, depth, parted = stack.pop()
+        out.append((depth, str(node.frame),
+                    [f"{c.key} {TLPARSE_STATUS[c.status.word]}" for c in node.compiles]))
+        inner = depth + 1 if parted else depth
+        stack.extend((child, inner, len(node.children) > 1) for child in reversed(node.children.values()))
+    return out
+
+
+class TrieHtml(HTMLParser):
+    """tlparse's stack trie (`<div class='stack-trie'>`) as (depth, frame, compile ids) lines."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.in_trie = False
+        self.depth = 0
+        self.lines: list[tuple[int, str, list[str]]] = []
+        self.current: list | None = None
+        self.link_class = None
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "div" and attrs.get("class") == "stack-trie" and not self.lines:
+            self.in_trie, self.depth = True, -1
+        if not self.in_trie:
+            return
+        if tag == "ul":
+            self._close()
+            self.depth += 1
+        elif tag == "li":
+            self._close()
+            self.current = [self.depth, "", []]
+        elif tag == "a":
+            self.link_class = attrs.get("class", "").removeprefix("status-")
+        elif tag == "br" and self.current is not None:
+            self.current[1] += "\n"
+
+    def handle_endtag(self, tag):
+        if not self.in_trie:
+            return
+        if tag == "ul":
+            self._close()
+            self.depth -= 1
+            if self.depth < 0:
+                self.in_trie = False
+        elif tag == "li":
+            self._close()
+        elif tag == "a":
+            self.link_class = None
+
+    def handle_data(self, data):
+        if self.current is None:
+            return
+        if self.link_class is not None:
+            self.current[2].append(f"{data.strip('[]')} {self.link_class}")
+        else:
+            self.current[1] += data
+
+    def _close(self):
+        if self.current is not None:
+            depth, text, ids = self.current
+            # the compile ids' links, then the frame, then `<br>` and its source line
+            frame = text.strip().split("\n", 1)[0].strip()
+            if frame:
+                self.lines.append((depth, frame, ids))
+            self.current = None
+
+
+def tlparse_trie(log, out_dir) -> list[tuple[int, str, list[str]]]:
+    subprocess.run([TLPARSE, str(log), "-o", str(out_dir), "--overwrite", "--no-browser"],
+                   check=True, capture_output=True)
+    parser = TrieHtml()
+    parser.feed((out_dir / "index.html").read_text())
+    return parser.lines
+
+
+GRAPH_BREAKS_BY_TLPARSE = [  # tlparse 0.4.3's index.html for fixtures/corpus/graph_breaks/trace
+    (0, "/home/user/job/graph_breaks.py:53 in <module>", []),
+    (0, "/home/user/job/graph_breaks.py:23 in step", ["0/0 break"]),
+    (0, "/home/user/job/graph_breaks.py:48 in main", []),
+    (1, "/home/user/job/graph_breaks.py:25 in torch_dynamo_resume_in_step_at_25", ["1/0 ok"]),
+    (1, "/home/user/venv/lib/python3.11/site-packages/torch/_dynamo/eval_frame.py:1166 in compile_wrapper", []),
+    (2, "/home/user/job/graph_breaks.py:27 in torch_dynamo_resume_in_step_at_27", ["2/0 break"]),
+    (2, "/home/user/job/graph_breaks.py:25 in step", []),
+    (3, "/home/user/job/graph_breaks.py:31 in torch_dynamo_resume_in_step_at_31", ["3/0 break", "3/1 break"]),
+    (3, "/home/user/job/graph_breaks.py:27 in torch_dynamo_resume_in_step_at_25", []),
+    (4, "/home/user/job/graph_breaks.py:33 in torch_dynamo_resume_in_step_at_33", ["4/0 break"]),
+    (4, "/home/user/job/graph_breaks.py:31 in torch_dynamo_resume_in_step_at_27", []),
+    (5, "/home/user/job/graph_breaks.py:35 in torch_dynamo_resume_in_step_at_35", ["5/0 break"]),
+    (5, "/home/user/job/graph_breaks.py:33 in torch_dynamo_resume_in_step_at_31", []),
+    (6, "/home/user/job/graph_breaks.py:37 in torch_dynamo_resume_in_step_at_37", ["6/0 ok", "6/1 ok"]),
+]
+
+
+def test_graph_breaks_trie_is_tlparses():
+    root = stack_trie(open_index(str(CORPUS / "graph_breaks" / "trace")))
+    assert tlparse_layout(root) == GRAPH_BREAKS_BY_TLPARSE
+
+
+@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed")
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_corpus_tries_are_tlparses(tmp_path, scenario):
+    for log in sorted((CORPUS / scenario / "trace").glob("*.log")):
+        index = open_index(str(log))
+        rank = index.ranks()[0]
+        ours = tlparse_layout(stack_trie(index, rank if rank is not None else ...))
+        assert ours == tlparse_trie(log, tmp_path / log.stem), log.name
+
+
+@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed")
+def test_each_rank_of_the_four_rank_run_is_tlparses(tmp_path):
+    index = open_index(str(GENERATED / "multi_rank4" / "trace"))
+    for rank in range(4):
+        log = next((GENERATED / "multi_rank4" / "trace").glob(f"*rank_{rank}_*.log"))
+        assert tlparse_layout(stack_trie(index, rank)) == tlparse_trie(log, tmp_path / str(rank)), rank
+
+
+def test_ranks_share_one_trie_with_their_compile_ids():
+    index = open_index(str(GENERATED / "multi_rank4" / "trace"))
+    console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
+    console.print(trie_tree(stack_trie(index), grouped=True))
+    text = console.export_text()
+    assert "✓ [0/0] ranks 0-3  ✓ [0/1] rank 1  /tmp/job/multi_rank4.py:24 in forward" in text
+    assert "✓ [1/0] ranks 0-1,3  ◐ [1/0] rank 2  /tmp/job/multi_rank4.py:28 in report" in text
+    assert "✓ [2/0] rank 2  /tmp/job/multi_rank4.py:32 in torch_dynamo_resume_in_report_at_32" in text
+    assert "✓ [2/0] rank 3  /tmp/job/multi_rank4.py:36 in extra_stats" in text
+    # string-table ids resolved (the stacks name their files by number)
+    assert "unknown" not in text and "torch/_dynamo/eval_frame.py:1166 in compile_wrapper" in text
+
+
+def test_text_logs_have_no_trie():
+    assert not stack_trie(open_index(str(CORPUS / "graph_breaks" / "torch_logs.txt"))).children
+
+
+def test_a_very_deep_stack_neither_recurses_nor_floods(tmp_path):
+    source = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    first = re.search(rb'(?m)^V[^\n]*\{"dynamo_start": \{"stack": (\[[^\n]*?\])\}', source)
+    deep = json.dumps([{"line": i, "name": f"f{i}", "filename": 1} for i in range(5000)]).encode()
+    (tmp_path / "dedicated_log_torch_trace_x.log").write_bytes(
+        source[:first.start(1)] + deep + source[first.end(1):])
+    root = stack_trie(open_index(str(tmp_path)))
+    data = trie_as_dict(root)
+    depth, node = 0, {"children": data}
+    while node["children"]:
+        node, depth = node["children"][0], depth + 1
+    assert depth == 5000 and node["compiles"][0]["id"] == "0/0"
+    console = Console(width=120, file=io.StringIO(), record=True, color_system=None)
+    console.print(trie_tree(root, grouped=False))
+    text = console.export_text()
+    assert "… more frames" in text and len(text.splitlines()) < 2100
