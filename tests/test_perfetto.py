@@ -149,7 +149,6 @@ def test_events_of_every_wrong_shape_are_skipped(tmp_path, capsys):
     assert f"{sum(not ok for *_, ok in EVENTS)} unreadable events skipped" in capsys.readouterr().err
 
 
-@pytest.mark.skipif(shutil.which("tlparse") is None, reason="tlparse is not installed")
 def test_the_same_events_as_tlparse_all_ranks(tmp_path):
     """tlparse --all-ranks-html merges the ranks' chromium_events.json with pid = rank: the same
     events, rank by rank (tlview adds process names and the attempt to compile ids)."""

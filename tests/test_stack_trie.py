@@ -130,7 +130,6 @@ def test_graph_breaks_trie_is_tlparses():
     assert tlparse_layout(root) == GRAPH_BREAKS_BY_TLPARSE
 
 
-@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed")
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_corpus_tries_are_tlparses(tmp_path, scenario):
     for log in sorted((CORPUS / scenario / "trace").glob("*.log")):
@@ -140,7 +139,6 @@ def test_corpus_tries_are_tlparses(tmp_path, scenario):
         assert ours == tlparse_trie(log, tmp_path / log.stem), log.name
 
 
-@pytest.mark.skipif(TLPARSE is None, reason="tlparse is not installed")
 def test_each_rank_of_the_four_rank_run_is_tlparses(tmp_path):
     index = open_index(str(GENERATED / "multi_rank4" / "trace"))
     for rank in range(4):
