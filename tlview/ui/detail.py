@@ -31,8 +31,8 @@ TABS = [  # id, title, what it shows, pane class
 ]
 
 
-SHORT = {"summary": "Sum", "graphs": "Graphs", "guards": "Guards", "recompiles": "Recomp",
-         "breaks": "Breaks", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run"}
+SHORT = {"summary": "Sum", "graphs": "Graph", "guards": "Guard", "recompiles": "Recomp",
+         "breaks": "Break", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run"}
 
 
 def tab_labels(width: int, active: str) -> list[str]:
