@@ -114,7 +114,7 @@ def key_to_screen(tmux: Tmux, key: str, shows: str, gone: str, timeout: float = 
 def pane_switch(switches: int) -> None:
     # What tells the Summary pane (1) from the Graphs pane (2) on screen, in each trace.
     cases = [("1,000 ids", build_many_compile_ids(1000), "no graphs for this entry"),
-             ("3 MB corpus", next((CORPUS / "recompiles" / "trace").glob("*.log")), "before_pre_grad_graph")]
+             ("3 MB corpus", next((CORPUS / "recompiles" / "trace").glob("*.log")), "graph before pre-grad passes")]
     for name, path, graphs_mark in cases:
         marks = {"1": ("attempts", graphs_mark), "2": (graphs_mark, "attempts")}
         with Tmux(f"exec {sys.executable} -m tlview {path}", cwd=ROOT) as tmux:

@@ -57,7 +57,18 @@ class GraphsPane(Pane, Horizontal):
             yield PayloadView(id="graph-view")
 
     def on_resize(self) -> None:
-        self.set_class(self.size.width < NARROW, "-narrow")
+        narrow = self.size.width < NARROW
+        if narrow and not self.has_class("-narrow"):
+            self._fill_select()
+        self.set_class(narrow, "-narrow")
+
+    def _fill_select(self) -> None:
+        """The selector is filled only while it is shown: a pane switch pays for one list."""
+        select = self.query_one("#graph-select", Select)
+        select.set_options((visible(a.label), i) for i, a in enumerate(self._artifacts))
+        highlighted = self.query_one("#graph-list", OptionList).highlighted
+        if highlighted is not None and highlighted < len(self._artifacts):
+            select.value = highlighted
 
     def show(self, selection: Selection) -> None:
         entry = selection.entry
@@ -68,8 +79,8 @@ class GraphsPane(Pane, Horizontal):
         options.clear_options()
         options.add_options([Option(Text(visible(a.label), no_wrap=True, overflow="ellipsis"), id=str(i))
                              for i, a in enumerate(self._artifacts)])
-        self.query_one("#graph-select", Select).set_options(
-            (visible(a.label), i) for i, a in enumerate(self._artifacts))
+        if self.has_class("-narrow"):
+            self._fill_select()
         if self._artifacts:
             options.highlighted = 0
         else:
@@ -81,7 +92,7 @@ class GraphsPane(Pane, Horizontal):
     def _picked(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_index < len(self._artifacts):
             select = self.query_one("#graph-select", Select)
-            if select.value != event.option_index:
+            if self.has_class("-narrow") and select.value != event.option_index:
                 select.value = event.option_index
             self.load(self._artifacts[event.option_index])
 
