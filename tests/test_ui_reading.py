@@ -155,7 +155,16 @@ async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
         view = await _graph_view(app, pilot)
         code_columns = view.size.width - (len(str(view.line_count)) + 2)
         assert code_columns >= 40
-        assert app.query_one("#graph-select").display  # the list is a selector above the code
+        select = app.query_one("#graph-select")
+        assert select.display  # the list is a selector above the code
+        pane = app.query_one("#graphs-pane")
+        picks = [value for _, value in select._options if isinstance(value, int)]
+        assert picks == list(range(len(pane._artifacts))) and len(picks) > 2  # every artifact in it
+        select.value = 2  # picking one shows it
+        third = pane._artifacts[2].label
+        await until(pilot, lambda: third in str(app.query_one("#graph-info").render()), what="the third")
+        select.value = 0
+        await until(pilot, lambda: view.line_count > 1 and "Dynamo" in str(app.query_one("#graph-info").render()))
         rows = visible_lines(view)
         assert max(len(r) for r in rows) >= 40
         for number, (tab_id, *_) in enumerate(TABS, 1):
