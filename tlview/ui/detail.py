@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from textual import on
 from textual.containers import Vertical
-from textual.widgets import TabbedContent, TabPane
+from textual.widgets import TabbedContent, TabPane, Tabs
 
 from tlview.ui.breaks_pane import BreaksPane
 from tlview.ui.diff_pane import DiffPane
@@ -107,10 +107,19 @@ class DetailPane(Vertical):
 
     def _label_tabs(self) -> None:
         tabs = self.query_one("#tabs", TabbedContent)
+        changed = False
         for (tab_id, *_), label in zip(TABS, tab_labels(self.size.width, self.active)):
             tab = tabs.get_tab(tab_id)
             if str(tab.label) != label:
                 tab.label = label
+                changed = True
+        if changed:
+            # Tabs moves its underline when a tab is relabelled, but before the new labels are laid
+            # out (it stayed under the old width, now and then): move it once they are.
+            self.call_after_refresh(self.call_after_refresh, self._underline_active)
+
+    def _underline_active(self) -> None:
+        self.query_one("#tabs", TabbedContent).query_one(Tabs)._highlight_active(animate=False)
 
     def refresh_entry(self) -> None:
         """What the selection shows grew (live): fill the active pane again."""

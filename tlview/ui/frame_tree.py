@@ -10,6 +10,7 @@ widget only when it is expanded (measured: 10,000 expanded ids cost 100 ms per l
 from __future__ import annotations
 
 from rich.text import Text
+from textual.css.scalar import Unit
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
@@ -40,6 +41,18 @@ class FrameTree(Tree[TreeEntry]):
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
         icon = len(self.ICON_NODE) if node.allow_expand else 0
         return node.label.cell_len + icon
+
+    def watch_virtual_size(self, size) -> None:
+        """The tree's side grows to fit its widest label (capped at 40% by the CSS). Set here, not
+        by `width: auto`: that followed the Tree's transient sizes, and a frame now and then drew
+        the tree at its minimum width and blank. It never shrinks back: no jumping panes."""
+        side = self.parent
+        if side is None or not self.root.children:
+            return
+        wanted = size.width + 2  # the scrollbar and the border
+        current = side.styles.width
+        if current is None or (current.unit == Unit.CELLS and wanted > current.value):
+            side.styles.width = wanted
 
     def process_label(self, label) -> Text:
         # Labels are always Text built by entry_text: never parse them as markup.
