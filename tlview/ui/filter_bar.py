@@ -5,14 +5,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from textual import events, on
+from textual import on
 from textual.message import Message
 from textual.widgets import Input
 
 from tlview.model.filters import Filter, FilterError
+from tlview.ui.bar_input import BarInput
 
 
-class FilterBar(Input):
+class FilterBar(BarInput):
     @dataclass
     class Applied(Message):
         flt: Filter
@@ -37,22 +38,6 @@ class FilterBar(Input):
     def show_expression(self, expression: str) -> None:
         self.display = True
         self.value = expression
-
-    async def _on_key(self, event: events.Key) -> None:
-        if not self.display:
-            # Keys typed with the Enter that closed the bar were queued here before it closed:
-            # they are for the widget that has the focus now.
-            event.stop()
-            event.prevent_default()
-            self.app.post_message(events.Key(event.key, event.character))
-            return
-        if event.key == "enter":
-            # Here, not by the binding: its action runs after the keys already queued behind it.
-            event.stop()
-            event.prevent_default()
-            self.action_submit()
-            return
-        await super()._on_key(event)
 
     def action_submit(self) -> None:
         # The focus goes back at once, not with a message: a key typed right after Enter (`j`)

@@ -4,14 +4,15 @@ panes (Textual's maximize; Esc or `m` again restores). Mixed into the app."""
 
 from __future__ import annotations
 
-from textual import events, on
+from textual import on
 from textual.binding import Binding
 from textual.widgets import Input
 
+from tlview.ui.bar_input import BarInput
 from tlview.ui.payload_view import PayloadView
 
 
-class SearchBar(Input):
+class SearchBar(BarInput):
     BINDINGS = [Binding("escape", "end", "End search", show=False)]
 
     def __init__(self, **kwargs) -> None:
@@ -31,22 +32,6 @@ class SearchBar(Input):
         event.stop()
         if self.view is not None and self.display:
             self.view.search_for(event.value)
-
-    async def _on_key(self, event: events.Key) -> None:
-        if not self.display:
-            # Keys typed with the Enter that closed the bar were queued here before it closed:
-            # they are for the widget that has the focus now.
-            event.stop()
-            event.prevent_default()
-            self.app.post_message(events.Key(event.key, event.character))
-            return
-        if event.key == "enter":
-            # Here, not by the binding: its action runs after the keys already queued behind it.
-            event.stop()
-            event.prevent_default()
-            self.action_submit()
-            return
-        await super()._on_key(event)
 
     def action_submit(self) -> None:
         # At once, not by the Submitted message: a key typed right after Enter (`n`) is for the view.
