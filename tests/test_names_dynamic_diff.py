@@ -17,6 +17,14 @@ from tlview.ui.payload_view import PayloadView
 HASH = re.compile(r"\b[a-z0-9]{10}\b")
 
 
+async def _open_pane(app, pilot, compile_id: str, tab_key: str) -> None:
+    """Ready, the cursor on `compile_id`, and the pane of `tab_key` shown."""
+    await ready(app, pilot)
+    entry = next(e for e in app.model.compile_entries() if e.node.id == compile_id)
+    app.tree.select_key(entry.key)
+    await press(pilot, tab_key)
+
+
 def _labels(path) -> dict[str, str]:
     """{artifact name: label} of every artifact of a run (its compile ids and its records of none)."""
     index = open_index(str(path), parallel_ok=False)
@@ -86,10 +94,7 @@ def test_json_keeps_the_raw_names():
 async def test_the_graphs_list_shows_the_readable_names():
     app = TlviewApp(str(CORPUS / "model" / "trace"))
     async with app.run_test(size=(150, 45)) as pilot:
-        await ready(app, pilot)
-        entry = next(e for e in app.model.compile_entries() if e.node.id == "0/0")
-        app.tree.select_key(entry.key)
-        await press(pilot, "2")
+        await _open_pane(app, pilot, "0/0", "2")
         options = app.query_one("#graph-list")
         await until(pilot, lambda: options.option_count > 3)
         shown = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
@@ -121,10 +126,7 @@ def test_dynamic_events_come_by_kind_symbols_first_the_rest_folded():
 async def test_dynamic_pane_folds_the_expressions_and_opens_them_on_enter():
     app = TlviewApp(str(GENERATED / "export" / "dtrace"))
     async with app.run_test(size=(150, 45)) as pilot:
-        await ready(app, pilot)
-        entry = next(e for e in app.model.compile_entries() if e.node.id == "0/0")
-        app.tree.select_key(entry.key)
-        await press(pilot, "6")
+        await _open_pane(app, pilot, "0/0", "6")
         pane = app.query_one("#dynamic-pane")
         await until(pilot, lambda: len(pane.root.children) == 2, what="the two groups")
         symbols, expressions = pane.root.children
@@ -145,10 +147,7 @@ async def test_dynamic_pane_folds_the_expressions_and_opens_them_on_enter():
 async def test_dynamic_pane_on_the_dynamic_shapes_corpus():
     app = TlviewApp(str(CORPUS / "dynamic_shapes" / "trace"))
     async with app.run_test(size=(150, 45)) as pilot:
-        await ready(app, pilot)
-        entry = next(e for e in app.model.compile_entries() if e.node.id == "0/0")
-        app.tree.select_key(entry.key)
-        await press(pilot, "6")
+        await _open_pane(app, pilot, "0/0", "6")
         pane = app.query_one("#dynamic-pane")
         await until(pilot, lambda: len(pane.root.children) == 3)
         lines = pane.copy_text().split("\n")
