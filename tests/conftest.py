@@ -40,6 +40,13 @@ def run_cli(*args: str) -> tuple[int, str]:
     return code, buf.getvalue().decode("utf-8")
 
 
+def tlview_status(tlparse_status: str, broke: bool) -> str:
+    """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
+    without a restart (a data-dependent branch) is a `break` in tlview (README: "Status symbols"),
+    and `ok` in tlparse, which looks only at restart reasons."""
+    return "break" if tlparse_status == "ok" and broke else tlparse_status
+
+
 def json_for(path: os.PathLike | str, *args: str) -> dict:
     code, out = run_cli("--json", str(path), *args)
     assert code == 0, out

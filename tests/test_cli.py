@@ -14,7 +14,7 @@ from tlview.cli import main
 
 @pytest.mark.parametrize("args, message", [
     (["--json", "--filter", "recompile,bogus", str(CORPUS / "model" / "trace")],
-     "unknown filter word 'bogus'; valid: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors"),
+     "unknown filter word 'bogus'; valid: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, restarts"),
     (["--report", "--rank", "7", str(CORPUS / "distributed" / "trace")], "rank 7 is not in these logs; ranks: 0, 1"),
     (["--json", "--rank", "0", str(CORPUS / "model" / "trace")], "rank 0: these logs have no ranks"),
     (["--json", "--filter", "rank:x", str(CORPUS / "model" / "trace")], "rank:x is not a rank number"),

@@ -18,12 +18,19 @@ from rich.console import Console
 from conftest import CORPUS, GENERATED, SCENARIOS
 from tlview.diagnose.stack_trie import stack_trie, trie_as_dict
 from tlview.model.indexing import open_index
+from tlview.model.verdict import Kind
 from tlview.report.stack_trie_look import trie_tree
 
 TLPARSE = shutil.which("tlparse")
-# tlparse's status classes; tlparse calls any restart a break
+# tlparse's status classes; tlparse calls any restart a break, and a break with no restart ok
 TLPARSE_STATUS = {"ok": "ok", "break": "break", "restart": "break", "empty": "empty", "error": "error",
                   "missing": "missing"}
+
+
+def tlparse_status(compile_) -> str:
+    if compile_.status.word == "break" and not compile_.verdict.has(Kind.RESTART):
+        return "ok"
+    return TLPARSE_STATUS[compile_.status.word]
 
 
 def tlparse_layout(root) -> list[tuple[int, str, list[str]]]:
@@ -34,7 +41,7 @@ def tlparse_layout(root) -> list[tuple[int, str, list[str]]]:
     while stack:
         node, depth, parted = stack.pop()
         out.append((depth, str(node.frame),
-                    [f"{c.key} {TLPARSE_STATUS[c.status.word]}" for c in node.compiles]))
+                    [f"{c.key} {tlparse_status(c)}" for c in node.compiles]))
         inner = depth + 1 if parted else depth
         stack.extend((child, inner, len(node.children) > 1) for child in reversed(node.children.values()))
     return out

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, until, visible_lines
+from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, until, visible_lines, tlview_status
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
@@ -27,7 +27,8 @@ async def test_tree_ids_and_statuses_match_truth(scenario, truths):
             assert ids == set(per_rank["compile_ids"])
             for cid, status in per_rank["tlparse_like_status"].items():
                 entry = next(e for e in entries if e.rank == rank and e.node.id == cid)
-                assert entry.status.word == status
+                broke = bool(per_rank["per_compile_id"][cid]["graph_break_reasons"])
+                assert entry.status.word == tlview_status(status, broke)
                 node = tree.node_for_key(entry.key)
                 assert node is not None and f"[{cid}]" in node.label.plain  # it is on screen
         if len(truths[scenario]["per_rank"]) > 1:  # ranks at the top level

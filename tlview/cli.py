@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-import codecs
 import os
 import signal
 import sys
 
 from tlview import __version__
+from tlview.textsafe import escape_undecodable, json_bytes, visible
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # tlview's own error, or its output could not be written
@@ -25,7 +25,7 @@ examples:
   tlview --compare a b --fail-on new   CI: exit 1, a line per new recompile/break/failure
   tlview --report --markdown f         the report as markdown, to paste into an issue
   tlview --perfetto out.json /tmp/tr   every rank's chromium events in one Chrome trace (Perfetto)
-filter words: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, rank:N
+filter words: recompiles, graph_breaks, restarts, errors, guards, dynamic, perf_hints, output_code, rank:N
 """
 
 
@@ -136,8 +136,8 @@ def _main(argv: list[str] | None) -> int:
         if args.path is not None or args.follow or args.run or args.demo:
             return _fail("--compare takes the two runs and nothing else: tlview --compare BEFORE AFTER")
         if args.report or args.json or fail_on:
-            return _headless_compare(args, fail_on)
-        return _tui_compare(args)
+            return _headless_compare(args, flt, fail_on)
+        return _tui_compare(args, flt)
     if args.run:
         if not command:
             return _fail("--run needs a command: tlview --run -- python train.py")
@@ -167,7 +167,9 @@ def _fail(message: str) -> int:
     return EXIT_USAGE
 
 
-FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break", "errors": "failure"}
+# --fail-on's words: the verdict's kinds, by their filter words (`new`: with --compare)
+FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break", "errors": "failure",
+           "restarts": "restart"}
 
 
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
@@ -202,7 +204,7 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
             from tlview.diagnose.compare import problems
 
             kinds = {FAIL_ON[w] for w in fail_on}
-            offending = [p.line("found") for p in problems(index) if p.kind in kinds]
+            offending = [visible(p.line("found")) for p in problems(index, _keep(flt)) if p.kind in kinds]
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         index.close()
@@ -245,8 +247,14 @@ def _reads(read_path: str, target: str, index=None) -> bool:
     return index is not None and where in {os.path.realpath(s.path) for s in index.sources}
 
 
-def _headless_compare(args, fail_on: list[str]) -> int:
+def _keep(flt):
+    """--rank and --filter as a test of a compile id (None: every one)."""
+    return flt.matches if flt.active else None
+
+
+def _headless_compare(args, flt, fail_on: list[str]) -> int:
     from tlview.diagnose.compare import compare
+    from tlview.model.filters import missing_rank
     from tlview.model.indexing import open_index
     from tlview.source.discover import NoLogsError
 
@@ -257,17 +265,19 @@ def _headless_compare(args, fail_on: list[str]) -> int:
     try:
         for path in args.compare:
             try:
-                indexes.append(open_index(path, verify_md5=not args.no_verify))
+                indexes.append(open_index(path, latest=args.latest, verify_md5=not args.no_verify))
             except NoLogsError as exc:
                 return _fail(str(exc))
-        comparison = compare(*indexes, *args.compare)
+            if problem := missing_rank(flt.rank, indexes[-1].ranks()):
+                return _fail(f"{path}: {problem}")
+        comparison = compare(*indexes, *args.compare, keep=_keep(flt))
         doc = comparison.as_dict()
 
         write = _writer(args, doc, "markdown_compare", "compare_report.render_compare")
 
-        offending = [p.line("new") for p in comparison.new] if "new" in fail_on else []
+        offending = [visible(p.line("new")) for p in comparison.new] if "new" in fail_on else []
         kinds = {FAIL_ON[w] for w in fail_on if w != "new"}
-        offending += [p.line("found") for p in comparison.new + comparison.same if p.kind in kinds]
+        offending += [visible(p.line("found")) for p in comparison.new + comparison.same if p.kind in kinds]
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         for index in indexes:
@@ -332,47 +342,6 @@ def _drop_stdout() -> None:
         pass  # not a file (tests capture stdout in memory): nothing is flushed at exit
 
 
-def _escaped_byte(error: UnicodeError) -> tuple[str, int]:
-    """A byte of a file name that is not UTF-8 (Python keeps it as a surrogate) shows as `\\xff`,
-    as `ls -b` shows it, instead of ending the output with an encoding error."""
-    bad = error.object[error.start:error.end]
-    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}"
-                   for c in bad), error.end
-
-
-codecs.register_error("tlview-escape", _escaped_byte)
-
-
-def escape_undecodable(stream) -> None:
-    try:
-        stream.reconfigure(errors="tlview-escape")
-    except (AttributeError, ValueError):
-        pass  # not a TextIOWrapper: it writes what it can
-
-
-def json_bytes(summary: dict) -> bytes:
-    import orjson
-
-    def dump(doc) -> bytes:
-        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
-
-    try:
-        return dump(summary)
-    except orjson.JSONEncodeError:
-        # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
-        return dump(_without_surrogates(summary))
-
-
-def _without_surrogates(value):
-    if isinstance(value, str):
-        return value.encode("utf-8", "tlview-escape").decode("utf-8")
-    if isinstance(value, dict):
-        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_without_surrogates(v) for v in value]
-    return value
-
-
 def report_console():
     """A terminal gets lines fitted to its width; a pipe or a file gets whole lines, unwrapped
     (paths and reasons stay whole for grep and for pasting)."""
@@ -411,17 +380,17 @@ def _tui(args, flt) -> int:
     return run_app(args.path, flt, latest=args.latest)
 
 
-def _tui_compare(args) -> int:
+def _tui_compare(args, flt) -> int:
     from tlview.source.discover import NoLogsError, find_logs
 
     for path in args.compare:
         try:
-            find_logs(path)
+            find_logs(path, latest=args.latest)
         except NoLogsError as exc:
             return _fail(str(exc))
     from tlview.ui.launch import run_compare
 
-    return run_compare(*args.compare)
+    return run_compare(*args.compare, latest=args.latest, keep=_keep(flt))
 
 
 def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:

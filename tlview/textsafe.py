@@ -8,6 +8,7 @@ they are shown as `\\x1b`, `\\r`, `\\u202e`. Rich markup is not a concern here: 
 
 from __future__ import annotations
 
+import codecs
 import re
 
 # C0 controls except TAB and newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
@@ -38,4 +39,47 @@ def visible_data(value):
         return {k: visible_data(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [visible_data(v) for v in value]
+    return value
+
+
+# ---- names that are not UTF-8, in what tlview writes -------------------------------------------
+
+def _escaped_byte(error: UnicodeError) -> tuple[str, int]:
+    """A byte of a file name that is not UTF-8 (Python keeps it as a surrogate) shows as `\\xff`,
+    as `ls -b` shows it, instead of ending the output with an encoding error."""
+    bad = error.object[error.start:error.end]
+    return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}"
+                   for c in bad), error.end
+
+
+codecs.register_error("tlview-escape", _escaped_byte)
+
+
+def escape_undecodable(stream) -> None:
+    try:
+        stream.reconfigure(errors="tlview-escape")
+    except (AttributeError, ValueError):
+        pass  # not a TextIOWrapper: it writes what it can
+
+
+def json_bytes(summary: dict) -> bytes:
+    import orjson
+
+    def dump(doc) -> bytes:
+        return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
+
+    try:
+        return dump(summary)
+    except orjson.JSONEncodeError:
+        # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
+        return dump(_without_surrogates(summary))
+
+
+def _without_surrogates(value):
+    if isinstance(value, str):
+        return value.encode("utf-8", "tlview-escape").decode("utf-8")
+    if isinstance(value, dict):
+        return {_without_surrogates(k): _without_surrogates(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_without_surrogates(v) for v in value]
     return value

@@ -1,42 +1,52 @@
 """Two runs compared: the recompiles, graph breaks and failures that went away, are new, or stayed.
 
 Compile ids are never the key (a run numbers its frames in the order they compile: `0/0` may be
-another function, or break for another reason, in the next run). A problem is "the same problem"
-when its kind, cause class, function and the gist of its message (numbers taken out: `8 -> 10`
-and `10 -> 12` are one size recompile) agree. Its place decides between problems with one key:
-the same line first, then, when the code moved (an edit above it), the nearest line of the same
-file.
+another function, or break for another reason, in the next run). A problem of the verdict is "the
+same problem" when its kind, cause class, the user's function (a resume function counts as its
+parent: code that moved across a new graph break is still the same function) and the gist of its
+message (numbers taken out: `8 -> 10` and `10 -> 12` are one size recompile) agree. Its place
+decides between problems with one key: the place after the file's consistent shift of lines (the
+shift most of its compiled functions moved by), the nearest first. A file renamed or moved keeps
+its problems when it holds the same functions, and the pair says so.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 
-from tlview.diagnose.classify import diagnose_failure, diagnose_graph_break, diagnose_recompile
+from tlview.diagnose.classify import fix_for
 from tlview.diagnose.costs import run_summary
-from tlview.model.compile_node import CompileNode
+from tlview.model.places import resumed, split_place
 from tlview.model.totals import totals
+from tlview.model.verdict import CompileProblem, Kind
 
-KINDS = ("recompile", "graph_break", "failure")
+KINDS = tuple(kind.key for kind in Kind)
 _NUMBER = re.compile(r"\d+")
-_RESUME_SUFFIX = re.compile(r"_at_\d+$")  # torch_dynamo_resume_in_step_at_15: the line moves
-_PLACE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)$")
 
 
 @dataclass(slots=True)
 class Occurrence:
     """One problem at one compile id of one run."""
 
-    kind: str  # recompile, graph_break, failure
-    cause: str  # the diagnosis class
-    function: str
+    kind: str  # recompile, graph_break, restart, failure
+    cause: str  # the cause class
+    function: str  # the user's function
     location: str  # the user's place (file:line)
     gist: str  # the message with numbers taken out
     why: str
     fix: str
     compile_id: str  # as shown: `0/1`, with its rank when the run has ranks: `rank 1 0/1`
-    node: CompileNode | None = None  # where the explorer opens it
+    node: object | None = None  # where the explorer opens it
+
+    @property
+    def file(self) -> str:
+        return split_place(self.location)[0]
+
+    @property
+    def line(self) -> int:
+        return split_place(self.location)[1] or 0
 
 
 @dataclass(slots=True)
@@ -52,6 +62,7 @@ class Problem:
     fix: str
     before: list[Occurrence] = field(default_factory=list)
     after: list[Occurrence] = field(default_factory=list)
+    renamed: bool = False  # its file has another name (or folder) in the second run
 
     @property
     def location(self) -> str:
@@ -61,6 +72,7 @@ class Problem:
         return {"kind": self.kind, "cause": self.cause, "function": self.function,
                 "location": self.location, "location_before": self.location_before,
                 "location_after": self.location_after, "why": self.why, "fix": self.fix,
+                "file_renamed": self.renamed,
                 "count_before": len(self.before), "count_after": len(self.after),
                 "compile_ids_before": [o.compile_id for o in self.before],
                 "compile_ids_after": [o.compile_id for o in self.after]}
@@ -91,50 +103,59 @@ class Comparison:
                 "same": [p.as_dict() for p in self.same]}
 
 
-def occurrences(index) -> list[Occurrence]:
-    """Every recompile, graph break and failure of a run, in compile order."""
+def occurrences(index, keep=None, primary=True) -> list[Occurrence]:
+    """Every problem to act on of a run (the verdicts' primary problems; all of them with
+    `primary=False`), in compile order; with `keep`, of the compile ids it keeps (a filter, a rank)."""
     out = []
     ranked = len(index.ranks()) > 1
-    for node in index.iter_nodes():
-        if node.cid.frame is None and node.cid.autograd is None:
-            continue
-        shown = f"rank {node.rank} {node.id}" if ranked and node.rank is not None else node.id
-        function = _RESUME_SUFFIX.sub("", node.function() or "?")
-        here = node.location() or "?"
-        # a recompile is one per compile, not one per restart attempt of it
-        if (cause := node.recompile_cause) is not None and node is node.compile.head:
-            d = diagnose_recompile(cause)
-            out.append(Occurrence(d.kind, d.cause, function, here, _gist(d.why), d.why, d.fix, shown,
-                                  node))
-        for gb in node.breaks:
-            d = diagnose_graph_break(gb)
-            out.append(Occurrence(d.kind, d.cause, function, gb.where or here,
-                                  _gist(gb.detail or gb.reason), d.why, d.fix, shown, node))
-        if (failure := node.failure) is not None:
-            d = diagnose_failure(failure.fail_type, failure.fail_reason)
-            out.append(Occurrence(d.kind, d.cause, function, here, _gist(failure.fail_type or d.why),
-                                  d.why, d.fix, shown, node))
+    nodes = [*index.outside.values(), *index.iter_nodes()]
+    for compile_ in dict.fromkeys(n.compile for n in nodes if keep is None or keep(n)):
+        for problem in compile_.verdict.owned_by(compile_):  # (an export's failure: once, at its entry)
+            if problem.primary or not primary:
+                out.append(_occurrence(problem, ranked))
     return out
 
 
-def problems(index) -> list[Problem]:
-    """A run's problems, each with its occurrences (for --fail-on on one run)."""
+def _occurrence(problem: CompileProblem, ranked: bool) -> Occurrence:
+    node = problem.node
+    shown = f"rank {node.rank} {node.id}" if ranked and node.rank is not None else node.id
+    if node.is_outside:
+        shown = f"export ({shown})" if shown != node.id else "export"
+    return Occurrence(problem.kind.key, problem.cause, problem.function or "?", problem.location or "?",
+                      _gist(problem.message or problem.why), problem.why, fix_for(problem), shown, node)
+
+
+def problems(index, keep=None) -> list[Problem]:
+    """Every problem of a run, each with its occurrences (for --fail-on on one run: what the
+    totals count)."""
     return [Problem(o[0].kind, o[0].cause, o[0].function, None, o[0].location, o[0].why, o[0].fix,
-                    after=o) for o in _grouped(occurrences(index)).values()]
+                    after=o) for o in _grouped(occurrences(index, keep, primary=False)).values()]
 
 
-def compare(before, after, before_name: str = "before", after_name: str = "after") -> Comparison:
+def compare(before, after, before_name: str = "before", after_name: str = "after", keep=None) -> Comparison:
     """Match the problems of two indexes (see the module's docstring)."""
-    old = _grouped(occurrences(before))
-    new = _grouped(occurrences(after))
+    old = _grouped(occurrences(before, keep))
+    new = _grouped(occurrences(after, keep))
+    files, shifts = _file_map(before, after)
+    candidates = []
+    for k_old, found_old in old.items():
+        o = found_old[0]
+        mapped = files.get(o.file, o.file)
+        for k_new, found_new in new.items():
+            if k_new[:4] != k_old[:4]:
+                continue
+            n = found_new[0]
+            other_file = int(n.file != mapped)
+            distance = abs(n.line - (o.line + shifts.get(o.file, 0)))
+            candidates.append(((other_file, distance, o.line), k_old, k_new))
     gone, added, same = [], [], []
-    for key in [k for k in old if k in new]:  # the same line
-        same.append(_matched(old.pop(key), new.pop(key)))
-    for key in list(old):  # moved: the nearest line of the same file, same problem otherwise
-        candidates = [k for k in new if k[:4] == key[:4] and _file(k[4]) == _file(key[4])]
-        if candidates:
-            nearest = min(candidates, key=lambda k: abs(_line(k[4]) - _line(key[4])))
-            same.append(_matched(old.pop(key), new.pop(nearest)))
+    for _, k_old, k_new in sorted(candidates, key=lambda c: c[0]):
+        if k_old in old and k_new in new:
+            before_found, after_found = old.pop(k_old), new.pop(k_new)
+            o = after_found[0]
+            same.append(Problem(o.kind, o.cause, o.function, before_found[0].location, o.location, o.why,
+                                o.fix, before_found, after_found,
+                                renamed=before_found[0].file != o.file))
     for found in old.values():
         o = found[0]
         gone.append(Problem(o.kind, o.cause, o.function, o.location, None, o.why, o.fix, before=found))
@@ -144,8 +165,40 @@ def compare(before, after, before_name: str = "before", after_name: str = "after
     order = {kind: i for i, kind in enumerate(KINDS)}
     for group in (gone, added, same):
         group.sort(key=lambda p: (order.get(p.kind, 9), p.function, p.location))
-    return Comparison(before_name, after_name, gone, added, same, _run_totals(before),
-                      _run_totals(after))
+    return Comparison(before_name, after_name, gone, added, same, _run_totals(before, keep),
+                      _run_totals(after, keep))
+
+
+def _file_map(before, after) -> tuple[dict[str, str], dict[str, int]]:
+    """Which file of the second run each file of the first is (itself, or the new file that holds
+    the most of its functions), and the lines its code moved by (the shift most of its compiled
+    functions agree on)."""
+    old, new = _functions_by_file(before), _functions_by_file(after)
+    files = {f: f for f in old if f in new}
+    fresh = [g for g in new if g not in old]
+    for f in (f for f in old if f not in new):
+        best = max(fresh, key=lambda g: len(old[f].keys() & new[g].keys()), default=None)
+        if best is not None and old[f].keys() & new[best].keys():
+            files[f] = best
+    shifts = {}
+    for f, g in files.items():
+        moves = Counter(new[g][fn] - old[f][fn] for fn in old[f].keys() & new[g].keys())
+        if moves:
+            shifts[f] = moves.most_common(1)[0][0]
+    return files, shifts
+
+
+def _functions_by_file(index) -> dict[str, dict[str, int]]:
+    """{file: {function: its line}} of every compiled frame that is the user's own function."""
+    out: dict[str, dict[str, int]] = {}
+    for node in index.iter_nodes():
+        function, location = node.function(), node.location()
+        if not function or not location or resumed(function):
+            continue
+        path, line = split_place(location)
+        if line is not None:
+            out.setdefault(path, {}).setdefault(function, line)
+    return out
 
 
 def _grouped(found: list[Occurrence]) -> dict[tuple, list[Occurrence]]:
@@ -155,30 +208,14 @@ def _grouped(found: list[Occurrence]) -> dict[tuple, list[Occurrence]]:
     return groups
 
 
-def _matched(before: list[Occurrence], after: list[Occurrence]) -> Problem:
-    o = after[0]
-    return Problem(o.kind, o.cause, o.function, before[0].location, o.location, o.why, o.fix,
-                   before=before, after=after)
-
-
 def _gist(text: str) -> str:
     return _NUMBER.sub("#", text.split("\n", 1)[0].strip())
 
 
-def _file(place: str) -> str:
-    m = _PLACE.match(place)
-    return m.group("file") if m else place
-
-
-def _line(place: str) -> int:
-    m = _PLACE.match(place)
-    return int(m.group("line")) if m else 0
-
-
-def _run_totals(index) -> dict:
-    t = totals(index)
+def _run_totals(index, keep=None) -> dict:
+    t = totals(index, keep=keep)
     return {"compile_ids": t.compile_ids, "compiles": t.compiles, "recompiles": t.recompiles,
-            "graph_breaks": t.graph_breaks, "errors": t.errors,
+            "graph_breaks": t.graph_breaks, "restarts": t.restarts, "errors": t.errors,
             "compile_seconds": run_summary(index)["total_compile_seconds"]}
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tlview.diagnose.classify import diagnose_node
+from tlview.model.verdict import Kind, place_of
 from tlview.model.index import Index
 
 
@@ -44,13 +45,14 @@ def run_summary(index: Index, rank=...) -> dict:
         if node.cid.frame is None:
             continue
         frame = frames[(node.group, node.cid.frame_key)]
-        frame.setdefault("function", node.function())
-        frame.setdefault("location", node.location())
+        if not frame.get("function"):
+            function, _, location = place_of(node.compile)
+            frame["function"], frame["location"] = node.function() or function, node.location() or location
         seconds = time_of.get((node.rank, node.group.pid, str(node.cid.compile_key)))
         if node.cid.attempt == 0:
             frame["compiles"] += 1
             frame["times"].append(seconds)
-            if node.cid.is_recompile:
+            if node.compile.verdict.has(Kind.RECOMPILE):
                 frame["recompiles"] += 1
                 frame["recompile_times"].append(seconds)
         for d in diagnose_node(node):

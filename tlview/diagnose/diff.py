@@ -11,7 +11,6 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from tlview.diagnose.classify import diagnose_failure
 from tlview.model.compile_node import CompileNode
 from tlview.model.index import Index
 from tlview.model.reasons import Failure, RecompileReason
@@ -45,6 +44,7 @@ class RecompileDiff:
     guard_diff: list[str]
     graph_diff: list[str]
     failure: Failure | None = None  # the recompile's own compile failed: it has no guards to compare
+    failure_why: str = ""
 
 
 def inputs_of(index: Index, node: CompileNode) -> dict[str, dict]:
@@ -127,16 +127,21 @@ def _clean_graph(line: str) -> str:
 
 
 def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | None = None) -> RecompileDiff:
-    reasons = node.reasons
-    reason = reason or (reasons[0] if reasons else None)
-    against = index.failed_guard_target(node, reason) if reason else None
+    """Against the compile the verdict measures the recompile against (the guard that failed in
+    the latest compile of the frame), or the one `reason` names."""
+    recompile = node.compile.verdict.recompile
+    if reason is None and recompile is not None and recompile.logged:
+        reason, against = recompile.evidence, recompile.against
+    else:
+        against = index.failed_guard_target(node, reason) if reason else None
     after = inputs_of(index, node)
     before = inputs_of(index, against) if against else {}
     guards = graph = []
     changes = _changes(before, after)
     # A compile that failed (the recompile limit, an error while tracing) installed no guards:
     # diffed, every guard of the other would read as deleted.
-    failure = node.compile.failure if node.compile else node.failure
+    failed = node.compile.verdict.failure
+    failure = failed.evidence if failed is not None else None
     if against is not None and failure is None:
         old_guards = [g for g in _payload_lines(against, "dynamo_cpp_guards_str", _clean_guard) if g]
         new_guards = [g for g in _payload_lines(node, "dynamo_cpp_guards_str", _clean_guard) if g]
@@ -150,7 +155,8 @@ def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | No
             [g for g in _payload_lines(against, "dynamo_output_graph", _clean_graph) if g],
             [g for g in _payload_lines(node, "dynamo_output_graph", _clean_graph) if g],
             f"[{against.id}] dynamo_output_graph", f"[{node.id}] dynamo_output_graph", lineterm="", n=2))
-    return RecompileDiff(node, against, reason, before, after, changes, guards, graph, failure)
+    return RecompileDiff(node, against, reason, before, after, changes, guards, graph, failure,
+                         failed.why if failed is not None else "")
 
 
 def describe_change(change: InputChange) -> str:
@@ -190,7 +196,7 @@ def diff_lines(diff: RecompileDiff, width: int) -> list[str]:
         # the message up to its first blank line: what failed, the explanation, the hints
         message = failure.fail_reason.strip("\n").split("\n\n", 1)[0].split("\n")
         first = f"{failure.fail_type}: {message[0].strip()}" if message else failure.fail_type
-        prose.append(f"# [{node.id}] failed: {diagnose_failure(failure.fail_type, failure.fail_reason).why}")
+        prose.append(f"# [{node.id}] failed: {diff.failure_why}")
         prose += [f"  {first}".rstrip()] + [f"  {ln.rstrip()}" for ln in message[1:FAILURE_LINES]]
         prose += [f"  A compile that fails installs no guards and keeps no graph: there is nothing "
                   f"of [{node.id}] to compare with [{against.id if against else '?'}].", ""]

@@ -11,6 +11,7 @@ from collections import defaultdict
 
 import orjson
 
+from tlview.model.verdict import Kind
 from tlview.model.index import Index
 from tlview.model.kinds import Role
 from tlview.model.registry import cache_outcome
@@ -48,8 +49,8 @@ def divergence(index: Index) -> dict:
     for cid, per_rank in functions.items():
         if len(set(per_rank.values())) > 1:
             result["functions"].append({"id": cid, "groups": _group_ranks(per_rank)})
-    recompiles = {r: sum(1 for n in nodes if n.rank == r and n.cid.is_recompile and n.cid.attempt == 0)
-                  for r in ranks}
+    recompiles = {r: sum(1 for n in nodes if n.rank == r and n is n.compile.head
+                         and n.compile.verdict.has(Kind.RECOMPILE)) for r in ranks}
     if len(set(recompiles.values())) > 1:
         result["recompile_counts"] = _group_ranks(recompiles)
     caches = {r: [a.name for n in nodes if n.rank == r for a in n.artifacts_in(Role.CACHE)]

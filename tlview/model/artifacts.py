@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TYPE_CHECKING, Any
+from tlview.model.places import resumed
 
 if TYPE_CHECKING:
     from tlview.model.kinds import RecordKind
@@ -71,7 +72,6 @@ _WORDS = {"fx": "FX", "aot": "AOT", "aotautograd": "AOTAutograd", "ddp": "DDP", 
 # Dynamo's bytecode dumps: `<code name>_ORIGINAL_BYTECODE`, a resumed frame's code name being
 # `torch_dynamo_resume_in_<function>_at_<line>`.
 _BYTECODE = re.compile(r"^(?P<code>.+)_(?P<which>ORIGINAL|MODIFIED)_BYTECODE$")
-_RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
 
 
 @lru_cache(maxsize=1024)  # a few dozen names, asked for whenever a list of artifacts is shown
@@ -81,9 +81,8 @@ def readable_name(name: str) -> str:
     if known := ARTIFACT_NAMES.get(name):
         return known
     if m := _BYTECODE.match(name):
-        resume = _RESUME.match(m.group("code"))
-        code = (f"resume in {resume.group('function')} at line {resume.group('line')}" if resume
-                else m.group("code"))
+        resume = resumed(m.group("code"))
+        code = f"resume in {resume.function} at line {resume.line}" if resume else m.group("code")
         return f"{m.group('which').lower()} bytecode · {code}"
     if not name.isidentifier():
         return name  # a module path or free text: as torch wrote it

@@ -19,10 +19,11 @@ from tlview.model.reasons import (
     Failure,
     GraphBreak,
     RecompileReason,
-    is_graph_break_restart,
+    failure_of_traceback,
     parse_recompile_reasons,
 )
 from tlview.model.status import Status
+from tlview.model.verdict import Verdict, judge
 
 
 @dataclass(slots=True, eq=False)
@@ -71,6 +72,7 @@ class CompileNode:
     text_records: list[TextRecord] = field(default_factory=list)
     text: TextEvidence = field(default_factory=TextEvidence)
     in_trace: bool = False  # seen in a trace file (else only in a text log)
+    export_failures: list = field(default_factory=list)  # an Export entry's: (Failure, (source, rec))
 
     @property
     def id(self) -> str:
@@ -156,15 +158,13 @@ class CompileNode:
             fail_type = self.metrics.get("fail_type")
             return Failure(str(fail_type), str(self.metrics.get("fail_reason") or "")) if fail_type else None
         if self.in_trace:
-            return None  # the trace tells failures (in the metrics of the final attempt)
+            # The trace tells failures in the metrics of the final attempt; a trace cut short
+            # after a dynamo_error (the job died) has only that.
+            final = self.compile.final_metrics if self.compile is not None else None
+            return failure_of_traceback(self.errors[0]) if self.errors and final is None else None
         if self.text.failure is not None:
             return self.text.failure
-        return Failure("", self.errors[0]) if self.errors else None
-
-    @property
-    def has_graph_break(self) -> bool:
-        """A graph break was logged under this id, or it restarted after one."""
-        return bool(self.breaks) or any(is_graph_break_restart(r) for r in self.restart_reasons)
+        return failure_of_traceback(self.errors[0]) if self.errors else None
 
     @property
     def is_recompile(self) -> bool:
@@ -215,6 +215,7 @@ class Compile:
     key: CompileId  # attempt 0
     attempts: list[CompileNode] = field(default_factory=list)
     frame: Frame | None = None
+    exports: dict | None = field(default=None, repr=False)  # the index's Export entries, by group
 
     @property
     def head(self) -> CompileNode:
@@ -232,52 +233,52 @@ class Compile:
                 return node.metrics
         return None
 
+    revision: int = 0  # bumped by the index whenever a record changes this compile
+
+    @property
+    def verdict(self) -> "Verdict":
+        """Its status and problems (verdict.py), decided once per change of the compile."""
+        cached = self._verdict
+        revision = self._revisions()  # read first: a change while judging leaves the cache stale
+        if cached is not None and cached[0] == revision:
+            return cached[1]
+        verdict = judge(self)
+        self._verdict = (revision, verdict)
+        return verdict
+
+    _verdict: tuple | None = field(default=None, repr=False)
+
+    def _revisions(self) -> tuple:
+        """This compile's revision, and its Export entry's (the verdict of a compile id of
+        torch.export's is its export's)."""
+        entry = self.export_entry()
+        return (self.revision, entry.compile.revision if entry is not None else -1)
+
+    def export_entry(self) -> CompileNode | None:
+        return self.exports.get(self.group) if self.exports is not None else None
+
     @property
     def status(self) -> Status:
-        """tlparse's colour: error, empty, break (restarted), ok, or missing (no metrics)."""
-        metrics = self.final_metrics
-        if metrics is None:
-            if any(n.failed or n.errors for n in self.attempts):
-                return Status.ERROR
-            if not any(n.in_trace for n in self.attempts):
-                return self._status_from_text()
-            return Status.MISSING
-        if metrics.get("fail_type"):
-            return Status.ERROR
-        if not metrics.get("graph_op_count"):  # null counts as 0, as in tlparse
-            return Status.EMPTY
-        reasons = metrics.get("restart_reasons")
-        if reasons:
-            return Status.BREAK if any(is_graph_break_restart(str(r)) for r in reasons) else Status.RESTART
-        return Status.OK
+        return self.verdict.status
 
-    def _status_from_text(self) -> Status:
-        """Only TORCH_LOGS text: tlparse's order (empty, break, ok), from what any set of TORCH_LOGS
-        can show: the `+dynamo` lines, or the graphs and guards a typical set logs."""
-        final = self.attempts[-1]
-        evidence = [n.text for n in self.attempts]
-        guarded = any(n.artifacts_in(Role.GUARDS) for n in self.attempts)
-        traced = any(n.artifacts_in(Role.GRAPH, Role.CODE) for n in self.attempts)
-        if (final.text.no_ops or (final.text.graph_compiled and not final.text.compiled)
-                or (guarded and not traced and self._text_logs_graphs())):
-            return Status.EMPTY  # no ops: skipped, or a graph but no backend, or guards but no graph
-        if not (guarded or traced or any(e.compiled or e.graph_compiled for e in evidence)):
-            return Status.MISSING  # no sign that it finished
-        if len(self.attempts) > 1 or any(e.restarts for e in evidence):
-            restarts = [r for e in evidence for r in e.restarts]
-            if restarts and not any(is_graph_break_restart(r) for r in restarts):
-                return Status.RESTART  # e.g. a float made a tensor, then specialized
-            return Status.BREAK  # analysis restarted after a graph break
-        return Status.OK
-
-    def _text_logs_graphs(self) -> bool:
-        """Whether the text logs of this compile carry traced graphs at all (`graph_code`)."""
-        logs = {r.source for n in self.attempts for r in n.text_records}
-        return any("graph_code" in log.channels for log in logs)
+    def attempt_with_graphs(self) -> CompileNode:
+        """The attempt whose graphs and code the compile is shown with: after a restart
+        (`0/1` then `0/1_1`) the graphs are in the last attempt that traced, not in `0/1`."""
+        for node in reversed(self.attempts):
+            if any(a.kind.role.in_graphs_pane for a in node.artifacts):
+                return node
+        return self.head
 
     @property
-    def has_graph_break(self) -> bool:
-        return any(n.has_graph_break for n in self.attempts)
+    def failure(self) -> Failure | None:
+        return next((n.failure for n in reversed(self.attempts) if n.failure), None)
+
+    def function(self) -> str | None:
+        """The compiled frame's function, as any attempt names it."""
+        return next((f for n in self.attempts if (f := n.function())), None)
+
+    def location(self) -> str | None:
+        return next((loc for n in self.attempts if (loc := n.location())), None)
 
     def attempt_with_graphs(self) -> CompileNode:
         """The attempt whose graphs and code the compile is shown with: after a restart

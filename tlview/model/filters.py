@@ -11,6 +11,7 @@ from typing import Callable
 
 from tlview.model.compile_node import CompileNode
 from tlview.model.kinds import Role
+from tlview.model.verdict import Kind
 
 
 class FilterError(ValueError):
@@ -18,17 +19,20 @@ class FilterError(ValueError):
 
 
 CATEGORIES: dict[str, Callable[[CompileNode], bool]] = {
-    "recompiles": lambda n: n.is_recompile or bool(n.reasons),
-    "graph_breaks": lambda n: n.has_graph_break,
+    # the verdict's kinds: a compile (all its attempts) with such a problem
+    "recompiles": lambda n: n.compile.verdict.has(Kind.RECOMPILE),
+    "graph_breaks": lambda n: n.compile.verdict.has(Kind.GRAPH_BREAK),
     "guards": lambda n: bool(n.artifacts_in(Role.GUARDS)) or any(d.is_guard for d in n.dynamic),
     "dynamic": lambda n: bool(n.dynamic),
     "perf_hints": lambda n: bool(n.perf_hints),
     "output_code": lambda n: any(a.kind.name == "inductor_output_code" for a in n.artifacts),
-    "errors": lambda n: n.failed or bool(n.errors),
+    "errors": lambda n: n.compile.verdict.has(Kind.FAILURE),
+    "restarts": lambda n: n.compile.verdict.has(Kind.RESTART),
 }
 ALIASES = {"recompiles_verbose": "recompiles", "breaks": "graph_breaks",
            "graph_break": "graph_breaks", "failures": "errors", "error": "errors",
-           "recompile": "recompiles", "guard": "guards", "dynamic_shapes": "dynamic"}
+           "recompile": "recompiles", "guard": "guards", "dynamic_shapes": "dynamic",
+           "restart": "restarts", "failure": "errors"}
 
 
 @dataclass(frozen=True)

@@ -152,6 +152,17 @@ def on_dynamo_error(index: "Index", record: Record) -> None:
         record.node.errors.append(record.payload or "")
 
 
+def on_export_failure(index: "Index", record: Record) -> None:
+    """torch.export failed while make_fx traced the program: a failure of the group's Export entry
+    (the artifact stays with its compile id, where a pane shows the partial graph)."""
+    attach(index, record)
+    if record.node is not None:
+        index.export_failed(record.node, Failure(
+            "", "torch.export could not trace the program (make_fx failed; the exception went to the "
+                "program): the graph traced until then is the make_fx_fail_partial artifact"),
+            (record.source, record.rec))
+
+
 def on_torch_version(index: "Index", record: Record) -> None:
     attach(index, record)
     try:

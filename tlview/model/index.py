@@ -177,13 +177,20 @@ class Index:
             return
         record.node.text_records.append(entry)
         if text.level == "E":
-            H.on_text_error(self, record)
-            self._changed.add(record.node.compile)
+            self._handle(record, H.on_text_error)
 
-    def _handle(self, record: Record) -> None:
-        record.kind.handler(self, record)
+    def _handle(self, record: Record, handler=None) -> None:
+        """Run the kind's handler. One that raises makes its record a problem in the input (file,
+        line, the exception), as tlparse counts a parser's failures, and indexing goes on."""
+        try:
+            (handler or record.kind.handler)(self, record)
+        except Exception as exc:  # noqa: BLE001 - a record the handler did not expect
+            offsets = record.source.offsets
+            offset = offsets[record.rec] if 0 <= record.rec < len(offsets) else record.source.scanned_to
+            self.add_problem(record.source, offset, "unreadable record",
+                             f"{record.name}: {type(exc).__name__}: {exc}")
         if record.node is not None:
-            self._changed.add(record.node.compile)
+            self._touch(record.node.compile)
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None:
         self.add_problem(source, offset, kind, message)
@@ -205,7 +212,7 @@ class Index:
         self.problems.append(problem)
         if node is not None:
             node.problems.append(problem)
-            self._changed.add(node.compile)
+            self._touch(node.compile)
 
     # ---- what handlers call --------------------------------------------------------------------
 
@@ -218,6 +225,12 @@ class Index:
     def count_unknown(self, kind: str) -> None:
         self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + 1
 
+    def export_failed(self, node: CompileNode, failure, record: tuple) -> None:
+        """A failure of torch.export told under a compile id (or none): its group's Export entry's."""
+        outside = self._outside_node(node.group, record[0])
+        outside.export_failures.append((failure, record))
+        self._touch(outside.compile)
+
     def note_recompile_reasons(self, node: CompileNode) -> None:
         """Remember which compiles each reason names, for `recompiled_by`."""
         for reason in node.reasons:
@@ -227,7 +240,7 @@ class Index:
                     later.append(node)
                     target = self.nodes.get((node.group, reason.failed_id))
                     if target is not None:
-                        self._changed.add(target.compile)
+                        self._touch(target.compile)
 
     # ---- nodes ---------------------------------------------------------------------------------
 
@@ -241,7 +254,7 @@ class Index:
             compile_ = self.compiles.get(ckey)
             if compile_ is None:
                 frame = self.frames.get((group, cid.frame_key)) or Frame(group, cid.frame_key)
-                compile_ = Compile(group, cid.compile_key, frame=frame)
+                compile_ = Compile(group, cid.compile_key, frame=frame, exports=self.outside)
             node.compile = compile_
             compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
             if ckey not in self.compiles:
@@ -250,10 +263,10 @@ class Index:
                 self.frames.setdefault((group, cid.frame_key), compile_.frame)
             self.nodes[key] = node
             self._groups[group] = None  # kept as nodes come: a live refresh asks for them
-            self._changed.add(compile_)
+            self._touch(compile_)
         elif in_trace and not node.in_trace:
             node.in_trace, node.source = True, source or node.source  # the trace's file names it
-            self._changed.add(node.compile)
+            self._touch(node.compile)
         return node
 
     def name_frame(self, node: CompileNode, function: str, location: str | None, certainty: int) -> None:
@@ -261,7 +274,8 @@ class Index:
         frame = node.compile.frame
         if frame.name(function, location, certainty):
             self._frames_by_function[(node.group, function)] = frame
-            self._changed.update(frame.compiles)
+            for compile_ in list(frame.compiles):
+                self._touch(compile_)
 
     def latest_compile_of(self, group: Group, function: str) -> CompileNode | None:
         """The newest compile id of a function (the frame a text line named last)."""
@@ -285,9 +299,9 @@ class Index:
         node = self.outside.get(group)
         if node is None:
             node = CompileNode(group, OUTSIDE, -1, in_trace=True, source=source)
-            node.compile = Compile(group, OUTSIDE, [node])
+            node.compile = Compile(group, OUTSIDE, [node], exports=self.outside)
             self.outside[group] = node
-            self._changed.add(node.compile)
+            self._touch(node.compile)
         return node
 
     def node(self, rank: int | None, cid: CompileId | str, pid: int | None = None) -> CompileNode | None:
@@ -336,6 +350,12 @@ class Index:
     def recompiled_by(self, node: CompileNode) -> list[CompileNode]:
         """The later compiles that recompiled because a guard of `node` failed."""
         return list(self._recompiled_by.get((node.group, node.cid), ()))
+
+    def _touch(self, compile_: Compile | None) -> None:
+        """A record changed this compile: its verdict is judged again, views hear of it."""
+        if compile_ is not None:
+            compile_.revision += 1
+            self._changed.add(compile_)
 
     def take_changes(self) -> set[Compile]:
         """The compiles that changed since the last call (new ones included)."""
@@ -419,5 +439,5 @@ class Index:
             self.note_recompile_reasons(node)
         node.dynamic += later.dynamic
         node.errors += later.errors
-        self._changed.add(node.compile)
+        self._touch(node.compile)
 

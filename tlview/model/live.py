@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.index import Index
-from tlview.model.status import Status
+from tlview.model.verdict import Kind
 from tlview.source.follow import Follower
 
 IDLE_SECONDS = 2.0  # a followed log not written for this long: its open records are whole
@@ -113,21 +113,19 @@ class LiveEvent:
     @property
     def message(self) -> str:
         """`[0/1] recompiled + graph break: 0/0: n == 2` (the first reason, else the function)."""
-        reasons = self.node.reasons
-        detail = reasons[0].summary if RECOMPILED in self.what and reasons else (self.node.function() or "")
+        recompile = self.node.compile.verdict.recompile
+        detail = (recompile.message if RECOMPILED in self.what and recompile is not None and recompile.logged
+                  else self.node.function() or "")
         return f"[{self.node.id}] {self.title}: {detail}"
 
 
+_NEWS = ((Kind.FAILURE, FAILED), (Kind.RECOMPILE, RECOMPILED), (Kind.GRAPH_BREAK, GRAPH_BREAK))
+
+
 def news_of(compile_: Compile) -> list[str]:
-    """What a compile has to tell, by the model's rules."""
-    what = []
-    if compile_.status is Status.ERROR:
-        what.append(FAILED)
-    if compile_.head.reasons:
-        what.append(RECOMPILED)
-    if compile_.has_graph_break:
-        what.append(GRAPH_BREAK)
-    return what
+    """What a compile has to tell: its verdict's kinds of problem."""
+    verdict = compile_.verdict
+    return [what for kind, what in _NEWS if verdict.has(kind)]
 
 
 class LiveEvents:

@@ -12,6 +12,7 @@ from rich.text import Text
 from tlview.model.compile_node import PHASES
 from tlview.model.status import Status
 from tlview.model.tree import TreeEntry
+from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.
@@ -51,6 +52,19 @@ def ranks_text(ranks) -> str:
     return f"rank{'s' if len(ranks) != 1 else ''} {joined}"
 
 
+def counted(n: int, noun: str, plural: str | None = None) -> str:
+    """`1 compile id`, `2 compile ids`."""
+    return f"{n:,} {noun if n == 1 else plural or noun + 's'}"
+
+
+def totals_line(totals: dict) -> str:
+    """The run's counts in the README's words (one line for --report and the compare view)."""
+    parts = [counted(totals["compile_ids"], "compile id"), counted(totals["frames"], "frame"),
+             counted(totals["compiles"], "compile")]
+    parts += [kind.count(totals[kind.word]) for kind in Kind]
+    return ", ".join(parts) + ", " + counted(totals["records"], "record")
+
+
 def seconds(value: float | None) -> str:
     """`1.2 s`, or `unknown` where the logs have no time (never a false zero)."""
     return "unknown" if value is None else f"{value:.1f} s"
@@ -69,8 +83,11 @@ def entry_text(entry: TreeEntry) -> Text:
         label.append(f"  {entry.compile_ids} id{'s' if entry.compile_ids != 1 else ''}", style="dim")
         return label
     if entry.kind == "outside":
-        label = Text(visible(entry.title), style="bold magenta")
+        failed = entry.compile.verdict.count(Kind.FAILURE)
+        label = Text(("✗ " if failed else "") + visible(entry.title), style="bold red" if failed else "bold magenta")
         label.append(f"  {len(entry.node.outside_items())} records", style="dim")
+        if failed:
+            label.append(f"  failed ×{failed}" if failed > 1 else "  failed", style="bold red")
         return label
     status = entry.status or Status.MISSING
     label = Text(f"{status.symbol} {entry.title}", style=status.style)
@@ -83,13 +100,17 @@ def entry_text(entry: TreeEntry) -> Text:
 
 
 def badges_of(entry: TreeEntry) -> list[str]:
+    """A compile's badges count its verdict's problems (an attempt's, those in that attempt)."""
     node = entry.node
+    problems = [p for p in entry.compile.verdict.problems if entry.kind == "compile" or p.node is node]
     badges = []
-    reasons = node.reasons
-    if reasons and node.cid.attempt == 0:
-        badges.append(f"↻{len(reasons)}")
-    if node.breaks:
-        badges.append(f"✂{len(node.breaks)}")
+    recompile = next((p for p in problems if p.kind is Kind.RECOMPILE), None)
+    if recompile is not None:
+        reasons = len(node.reasons)
+        badges.append(f"↻{reasons}" if recompile.logged and reasons else "↻?")
+    breaks = sum(1 for p in problems if p.kind is Kind.GRAPH_BREAK)
+    if breaks:
+        badges.append(f"✂{breaks}")
     guards = (node.metrics or {}).get("guard_count")
     if guards:
         badges.append(f"G{guards}")

@@ -115,12 +115,6 @@ def is_library_path(path: str) -> bool:
         bool(re.search(r"/lib/python3\.\d+/(?!site-packages)", path))
 
 
-def is_graph_break_restart(reason: str) -> bool:
-    """A restart of analysis after a graph break (most are), not TensorifyScalarRestartAnalysis
-    (a float made a tensor, then specialized)."""
-    return "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason
-
-
 _GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")
 
 
@@ -219,6 +213,12 @@ def failure_in(lines: list[str]) -> Failure | None:
             message.append(follow)
         found = Failure(m.group("type"), "\n".join(message).strip("\n").rstrip())
     return found
+
+
+def failure_of_traceback(text: str) -> Failure:
+    """A dynamo_error's (or a failed export's) traceback: its exception."""
+    lines = text.split("\n")
+    return failure_in(lines) or Failure("", next((ln.strip() for ln in lines if ln.strip()), ""))
 
 
 _WONT_CONVERT = re.compile(r"^WON'T CONVERT (?P<fn>\S+) (?P<file>.+?) line (?P<line>\d+)")

@@ -107,6 +107,9 @@ KINDS = Registry(
                   text=("graph_breaks",), language=None),
         _artifact("dynamo_error", Role.FAILURE, "Dynamo error", H.on_dynamo_error, PAYLOAD,
                   language=None),
+        # torch.export's make_fx failed: the partial graph it traced (the exception is not logged)
+        _artifact("make_fx_fail_partial", Role.FAILURE, "export's partial graph (make_fx failed)",
+                  H.on_export_failure, PAYLOAD, language="python"),
         _artifact("torch_version", Role.VERSION, "torch version", H.on_torch_version, PAYLOAD,
                   language=None),
         _artifact("inductor_collective_schedule", Role.ARTIFACT, "collective schedule", language=None),

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from tlview.model.verdict import Kind
 from tlview.source.trace_file import TraceFile
 
 
@@ -24,21 +25,20 @@ class Totals:
     cache_events: dict = field(default_factory=dict)
 
 
-def totals(index, rank=...) -> Totals:
-    """Summed over ranks, or for one rank."""
+def totals(index, rank=..., keep=None) -> Totals:
+    """Summed over ranks, or for one rank, or over the compiles a filter keeps (`keep(node)`):
+    every count is a count of the verdicts' problems."""
     t = Totals()
-    nodes = [n for n in index.iter_nodes(rank) if n.cid.frame is not None or n.cid.autograd is not None]
-    t.compile_ids = len(nodes)
-    t.frames = len({(n.group, n.cid.frame) for n in nodes if n.cid.frame is not None})
-    compiles = {(n.group, n.cid.compile_key): n.compile for n in nodes}
-    # a compiled-autograd capture with no frame (`!0/-/-`) is not a compile
-    t.compiles = sum(1 for _, key in compiles if key.frame is not None)
-    t.recompiles = sum(1 for _, key in compiles if key.is_recompile)
-    for node in nodes:
-        t.graph_breaks += len(node.breaks)
-        t.errors += node.failed
-        t.restarts += len(node.restart_reasons)
-    t.compiles_with_graph_break = sum(1 for c in compiles.values() if c.has_graph_break)
+    nodes = [n for n in [*index.iter_nodes(rank), *list(index.outside.values())]
+             if n.compile is not None and (rank is ... or n.rank == rank) and (keep is None or keep(n))]
+    compiles = {n.compile for n in nodes}
+    frames: set = set()
+    for compile_ in compiles:
+        counts, its_frames = _counts_of(compile_)
+        for name, value in counts.items():
+            setattr(t, name, getattr(t, name) + value)
+        frames |= its_frames
+    t.frames = len(frames)
     sources = [s for s in index.sources if rank is ... or getattr(s, "rank", None) == rank]
     t.records = sum(len(s.offsets) for s in sources)
     t.md5_bad = sum(s.md5_bad for s in sources if isinstance(s, TraceFile))
@@ -60,7 +60,8 @@ class RunningTotals:
         self._parts: dict = {}  # compile -> (its counts, its frames)
         self._sums = dict.fromkeys(self._FIELDS, 0)
         self._frames: Counter = Counter()
-        self.add({node.compile for node in index.iter_nodes() if node.compile is not None})
+        self.add({node.compile for node in [*index.iter_nodes(), *list(index.outside.values())]
+                  if node.compile is not None})
 
     def add(self, compiles) -> None:
         """Count these compiles (new, or changed since they were counted)."""
@@ -91,18 +92,15 @@ class RunningTotals:
 
 
 def _counts_of(compile_) -> tuple[dict, set]:
-    """What one compile adds to the totals, by totals()'s rules."""
+    """What one compile (or Export entry) adds to the totals: its verdict's problems by kind."""
+    verdict = compile_.verdict
+    owned = verdict.owned_by(compile_)
+    counts = {kind.word: sum(1 for p in owned if p.kind is kind) for kind in Kind}
+    if compile_.head.is_outside:  # an Export entry: no compile id, but its failures count
+        return counts, set()
     nodes = [n for n in compile_.attempts if n.cid.frame is not None or n.cid.autograd is not None]
-    if not nodes:
-        return {}, set()
-    key = compile_.key
-    counts = {
-        "compile_ids": len(nodes),
-        "compiles": int(key.frame is not None),
-        "recompiles": int(key.is_recompile),
-        "graph_breaks": sum(len(n.breaks) for n in nodes),
-        "errors": sum(int(n.failed) for n in nodes),
-        "restarts": sum(len(n.restart_reasons) for n in nodes),
-        "compiles_with_graph_break": int(compile_.has_graph_break),
-    }
+    # a compiled-autograd capture with no frame (`!0/-/-`) is not a compile
+    counts["compile_ids"] = len(nodes)
+    counts["compiles"] = int(compile_.key.frame is not None)
+    counts["compiles_with_graph_break"] = int(any(p.kind is Kind.GRAPH_BREAK for p in owned))
     return counts, {(n.group, n.cid.frame) for n in nodes if n.cid.frame is not None}

@@ -18,6 +18,7 @@ from tlview.model.filters import Filter
 from tlview.model.group import Group
 from tlview.model.kinds import Role
 from tlview.model.status import Status
+from tlview.model.verdict import Kind
 
 
 @dataclass(eq=False)
@@ -50,19 +51,9 @@ class TreeEntry:
             return frame_title(self)
         return f"[{self.node.id}]"
 
-    @property
-    def shows_graph_break(self) -> bool:
-        """A stop for the graph-break jump: its own break, or a compile that broke."""
-        return self.node is not None and (bool(self.node.breaks) or (
-            self.kind == "compile" and self.compile.has_graph_break))
-
-    @property
-    def shows_recompile(self) -> bool:
-        return self.kind == "compile" and self.node.is_recompile
-
-    @property
-    def shows_failure(self) -> bool:
-        return self.kind == "compile" and self.status is Status.ERROR
+    def shows(self, kind: Kind) -> bool:
+        """A stop for a jump (b/r/x): a compile (or Export entry) whose verdict has such a problem."""
+        return self.kind in ("compile", "outside") and self.compile.verdict.has(kind)
 
     def compiles_below(self) -> list["TreeEntry"]:
         if self.kind == "compile":
@@ -72,9 +63,9 @@ class TreeEntry:
 
 # The semantic jumps (b/r/x): what each stops at, by name.
 JUMPS: dict[str, Callable[[TreeEntry], bool]] = {
-    "break": lambda e: e.shows_graph_break,
-    "recompile": lambda e: e.shows_recompile,
-    "error": lambda e: e.shows_failure,
+    "break": lambda e: e.shows(Kind.GRAPH_BREAK),
+    "recompile": lambda e: e.shows(Kind.RECOMPILE),
+    "error": lambda e: e.shows(Kind.FAILURE),
 }
 
 
@@ -95,6 +86,8 @@ def frame_title(entry: TreeEntry) -> str:
     location = node.location()
     where = location.rsplit("/", 1)[-1] if location else ""
     prefix = f"!{autograd} " if autograd is not None else ""
+    if node.compile.verdict.export:
+        return "torch.export (no Dynamo frame)"
     function = node.function() or "?"
     resumed = RESUMED.fullmatch(function)
     if resumed and where:  # torch's name for the code after a graph break: say it as a person would
@@ -231,15 +224,17 @@ class TreeModel:
 
     def _apply_outside(self, node: CompileNode, delta: TreeDelta) -> None:
         """A group's records of no compile id (export's): one entry, first in its group, shown
-        when it holds more than the torch version and no filter is on."""
+        when it holds more than the torch version and the filter keeps it (a failed export)."""
         key = ("outside", node.group)
         entry = self.by_key.get(key)
-        if self.filter.active or not node.outside_items():
+        if (self.filter.active and not self.filter.matches(node)) or not node.outside_items():
             return
+        status = node.compile.status
         if entry is None:
             self._insert(self._group_entry(node.group, delta), TreeEntry(key, "outside", node.group, (-1,), node,
-                                                                          node.compile), delta)
+                                                                          node.compile, status), delta)
         else:
+            entry.status = status
             delta.changed.append(entry)
 
     def _group_entry(self, group: Group, delta: TreeDelta) -> TreeEntry | None:

@@ -7,6 +7,7 @@ from rich.table import Table
 from rich.text import Text
 
 from tlview.model.look import short_path
+from tlview.model.verdict import Kind
 from tlview.textsafe import one_line, visible_data
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
@@ -21,8 +22,9 @@ def render_compare(comparison: dict, console: Console) -> None:
     table = Table(expand=False, pad_edge=False, show_edge=False, box=None)
     for name in ("", "before", "after"):
         table.add_column(name, justify="right" if name else "left")
-    for key in ("compile_ids", "recompiles", "graph_breaks", "errors", "compile_seconds"):
-        table.add_row(key.replace("_", " "), str(before[key]), str(after[key]))
+    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind),
+                       ("compile_seconds", "compile seconds")):
+        table.add_row(label, str(before[key]), str(after[key]))
     console.print(table)
     if (change := comparison.get("compile_seconds_change")) is not None:
         console.print(Text(f"compile time {change:+.3f} s", style="green" if change <= 0 else "red"))
@@ -47,6 +49,8 @@ def render_compare(comparison: dict, console: Console) -> None:
 
 def _where(problem: dict) -> str:
     a, b = problem["location_before"], problem["location_after"]
+    if a and b and problem.get("file_renamed"):
+        return f"{short_path(b)} (was {short_path(a)}: the file was renamed or moved)"
     if a and b and a != b:
         return f"{short_path(b)} (was {short_path(a)})"
     return short_path(problem["location"])

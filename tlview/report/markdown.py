@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 
 from tlview.diagnose.caches import outcome_words
-from tlview.model.look import ref, short_path
+from tlview.model.look import ref, short_path, totals_line
+from tlview.model.verdict import Kind
 from tlview.textsafe import one_line, visible_data
 
 _TICKS = re.compile(r"`+")
@@ -25,11 +26,12 @@ def markdown_report(summary: dict) -> str:
         return ref(item["id"], item.get("rank"), item.get("process")) if grouped else ref(item["id"])
 
     out = ["# torch.compile report", ""]
-    facts = [f"{totals['compile_ids']} compile ids", f"{totals['recompiles']} recompiles",
-             f"{totals['graph_breaks']} graph breaks", f"{totals['errors']} failures"]
+    facts = [totals_line(totals)]
     if summary.get("pytorch_version"):
         facts.insert(0, f"torch {summary['pytorch_version']}")
-    out += [", ".join(facts) + ".", ""]
+    if summary.get("filter"):
+        facts.append(f"filter: {summary['filter']}")
+    out += [prose(", ".join(facts)) + ".", ""]
     for source in summary["sources"]:
         out.append(f"- {source['kind']}: {code(source['path'])} ({source['records']:,} records)")
     out.append("")
@@ -42,19 +44,22 @@ def markdown_report(summary: dict) -> str:
                 causes)) + " |")
         out.append("")
     out += _caches(summary.get("caches"), cid)
-    for kind, title in (("recompile", "Recompiles"), ("graph_break", "Graph breaks"),
-                        ("failure", "Failures")):
-        items = [(entry, d) for entry in summary["compiles"] for d in entry["diagnosis"]
-                 if d["kind"] == kind]
+    for kind in Kind:
+        items = [(entry, p) for entry in summary["compiles"] + summary["outside_compiles"]
+                 for p in entry["verdict"] if p["kind"] == kind.key and p["primary"]]
         if not items:
             continue
-        out += [f"## {title}", ""]
-        for entry, d in items:
-            out.append(f"### {code(cid(entry))} {prose(entry['function'] or '')} "
-                       f"({prose(short_path(entry['location'] or ''))})")
-            out += ["", f"**Why:** {prose(d['why'])}", "", f"**Fix:** {prose(d['fix'])}", ""]
-            if kind == "failure" and entry.get("fail_reason"):
-                out += [fence(entry["fail_reason"]), ""]
+        out += [f"## {kind.plural.capitalize()}", ""]
+        for entry, p in items:
+            name = code(cid(entry)) if "id" in entry else "export"
+            out.append(f"### {name} {prose(p['function'] or '')} "
+                       f"({prose(short_path(p['location'] or ''))})")
+            out += [""]
+            if p["exception"]:
+                out += [f"**Exception:** {code(p['exception'])}", ""]
+            out += [f"**Why:** {prose(p['why'])}", "", f"**Fix:** {prose(p['fix'])}", ""]
+            if kind is Kind.FAILURE and (p["fail_reason"] or p["message"]):
+                out += [fence(p["fail_reason"] or p["message"]), ""]
     return "\n".join(out).rstrip() + "\n"
 
 
@@ -82,8 +87,9 @@ def markdown_compare(comparison: dict) -> str:
     out = ["# torch.compile: two runs compared", "",
            f"- before: {code(before['path'])}", f"- after: {code(after['path'])}", "",
            "| | before | after |", "|---|---|---|"]
-    for key in ("compile_ids", "recompiles", "graph_breaks", "errors", "compile_seconds"):
-        out.append(f"| {key.replace('_', ' ')} | {before[key]} | {after[key]} |")
+    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind),
+                       ("compile_seconds", "compile seconds")):
+        out.append(f"| {label} | {before[key]} | {after[key]} |")
     out.append("")
     for group, title in (("gone", "Gone"), ("new", "New"), ("same", "Same")):
         items = comparison[group]

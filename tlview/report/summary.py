@@ -9,14 +9,16 @@ from collections import Counter
 from dataclasses import asdict
 
 from tlview.diagnose.caches import cache_summary
-from tlview.diagnose.classify import diagnose_node
+from tlview.diagnose.classify import diagnose, diagnose_node, fix_for
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
+from tlview.model.reasons import GraphBreak
 from tlview.model.totals import totals as index_totals
+from tlview.model.verdict import Kind, place_of
 from tlview.source.trace_file import TraceFile
 
 
@@ -24,7 +26,8 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
     flt = flt or Filter()
     rank = flt.rank if flt.rank is not None else ...
     nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
-    totals = asdict(index_totals(index, rank))
+    # the totals of what is listed: with a filter, of the compiles it keeps (and the run's beside)
+    totals = asdict(index_totals(index, rank, flt.matches if flt.active else None))
     return {
         "tlview_summary_version": 1,
         "pytorch_version": index.pytorch_version,
@@ -32,9 +35,11 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "ranks": [r for r in index.ranks() if r is not None],
         "filter": flt.describe() or None,
         "totals": totals,
+        "run_totals": asdict(index_totals(index, rank)) if flt.active else totals,
         "compiles": [compile_entry(index, n) for n in nodes],
         "outside_compiles": [outside_entry(n) for n in index.outside.values()
-                             if n.outside_items() and (rank is ... or n.rank == rank)],
+                             if (n.outside_items() or n.compile.verdict.problems)
+                             and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
         "graph_break_summary": graph_break_summary(nodes),
         "run_summary": run_summary(index, rank),
         "timeline": timeline(index, rank),
@@ -48,29 +53,33 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
 
 
 def compile_entry(index: Index, node: CompileNode) -> dict:
+    """One compile id. Its problems are its part of its compile's verdict (the problems whose
+    record is in this attempt); `status` is the compile's."""
     compile_ = node.compile
+    verdict = compile_.verdict
+    mine = [p for p in verdict.problems if p.node is node]
     metrics = node.metrics or {}
-    failure = node.failure
+    failure = next((p for p in mine if p.kind is Kind.FAILURE), None)
+    recompile = next((p for p in mine if p.kind is Kind.RECOMPILE), None)
+    function, resumed_at, location = place_of(compile_)
     return {
         "id": node.id,
         "rank": node.rank,
         "process": node.group.pid,  # when the compile's file has no rank: its process
         "source": node.source.name if node.source is not None else None,
         "status": compile_.status.word,
-        "function": node.function(),
-        "location": node.location(),
-        "graph_breaks": [
-            {"location": gb.location, "reason": gb.reason, "detail": gb.detail,
-             "explanation": gb.explanation, "hints": gb.hints}
-            for gb in node.breaks
-        ],
-        "restart_reasons": list(metrics.get("restart_reasons") or []),
+        "function": ("torch.export" if verdict.export else
+                     node.function() or compile_.function() or _code_name(compile_, function)),
+        "user_function": function,  # a resume function's parent
+        "location": node.location() or location,
+        "graph_breaks": [_graph_break(p) for p in mine if p.kind is Kind.GRAPH_BREAK],
+        "restart_reasons": [p.message if p.logged else f"(not logged) {p.why}"
+                            for p in mine if p.kind is Kind.RESTART],
         "recompile_reasons": [r.text for r in node.reasons],
         "recompile_of": sorted({str(r.failed_id) for r in node.reasons if r.failed_id is not None}),
-        "fail_type": metrics.get("fail_type") if node.metrics is not None else (
-            failure.fail_type or None if failure else None),
-        "fail_reason": metrics.get("fail_reason") if node.metrics is not None else (
-            failure.fail_reason if failure else None),
+        "against": recompile.against.id if recompile is not None and recompile.against is not None else None,
+        "fail_type": (failure.evidence.fail_type or None) if failure else None,
+        "fail_reason": failure.evidence.fail_reason if failure else None,
         "errors": [e.split("\n", 1)[0] for e in node.errors],
         "artifacts": node.artifact_names(),
         "guard_count": metrics.get("guard_count"),
@@ -79,25 +88,68 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
         "compile_time_s": metrics.get("entire_frame_compile_time_s"),
         "dynamic": [{"kind": d.kind, "summary": d.summary} for d in node.dynamic],
         "perf_hints": list(node.perf_hints),
+        "verdict": [problem_entry(p) for p in mine],
         "diagnosis": [d.as_dict() for d in diagnose_node(node)],
         "problems": [_problem(p) for p in node.problems],
     }
 
 
+def _code_name(compile_, function: str | None) -> str | None:
+    """A compile that names no function of its own (refused by the recompile limit): its frame's."""
+    for other in compile_.frame.compiles:
+        if (name := other.function()) is not None:
+            return name
+    return function
+
+
+def _graph_break(problem) -> dict:
+    if not problem.logged:
+        return {"location": None, "reason": problem.why, "detail": None, "explanation": None,
+                "hints": [], "logged": False, "cause": problem.cause}
+    gb = problem.evidence
+    return {"location": gb.location, "reason": gb.reason, "detail": gb.detail,
+            "explanation": gb.explanation, "hints": gb.hints, "logged": True, "cause": problem.cause}
+
+
+def problem_entry(problem) -> dict:
+    """A problem of the verdict as --json gives it (and --report, markdown and --fail-on read)."""
+    return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
+            "fix": fix_for(problem), "compile_id": problem.compile_id,
+            "function": problem.function, "resumed_at": problem.resumed_at,
+            "code_function": problem.code_function, "location": problem.location,
+            "against": problem.against.id if problem.against is not None else None,
+            "logged": problem.logged, "primary": problem.primary,
+            "follows": problem.follows.compile_id if problem.follows is not None else None,
+            "message": problem.message.split("\n", 1)[0],
+            "exception": problem.evidence.fail_type if problem.kind is Kind.FAILURE else None,
+            "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
+            "evidence": [{"file": src.name.rsplit("/", 1)[-1], "record": rec}
+                         for src, rec in problem.records if src is not None]}
+
+
 def outside_entry(node: CompileNode) -> dict:
-    """A rank's or process's records of no compile id (torch.export's): what there is."""
+    """A rank's or process's records of no compile id (torch.export's): what there is, and its
+    verdict (a failed export)."""
     kinds = Counter([a.name for a in node.artifacts if a.kind.role.value not in ("dynamic", "version", "string")]
                     + [d.kind for d in node.dynamic])
+    verdict = node.compile.verdict
     return {"rank": node.rank, "process": node.group.pid,
             "source": node.source.name if node.source is not None else None,
-            "records": dict(kinds.most_common()), "artifacts": node.artifact_names()}
+            "status": verdict.status.word,
+            "records": dict(kinds.most_common()), "artifacts": node.artifact_names(),
+            "verdict": [problem_entry(p) for p in verdict.problems],
+            "diagnosis": [d.as_dict() for d in diagnose(verdict.problems)]}
 
 
 def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
-    """Graph breaks de-duplicated by location and reason, with a count and the compile ids."""
+    """Graph breaks de-duplicated by location and reason, with a count and the compile ids (those
+    not logged, known from their restarts, under one entry)."""
     groups: dict[tuple, dict] = {}
     for node in nodes:
-        for gb in node.breaks:
+        for problem in node.compile.verdict.of(Kind.GRAPH_BREAK):
+            if problem.node is not node:
+                continue
+            gb = problem.evidence if problem.logged else GraphBreak(None, "not logged (known from a restart)")
             key = (node.group, gb.location, gb.reason, gb.detail)
             entry = groups.get(key)
             if entry is None:

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import CAUSE_STYLE, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
+from tlview.model.look import CAUSE_STYLE, totals_line, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
@@ -64,16 +64,21 @@ def render_report(summary: dict, console: Console) -> None:
         table.add_column("why (recompile reason / failure / break)", overflow="fold")
         for e in entries:
             why = Text()
-            reasons = e["recompile_reasons"]
-            if reasons:
-                why.append("recompile: ", style="cyan")
-                why.append(one_line(reason_summary(reasons[0]), 120))
-                if len(reasons) > 1:
-                    why.append(f" (+{len(reasons) - 1} older cache entries failed too)", style="dim")
-                why.append("\n")
-            if e["fail_type"]:
-                why.append(f"{e['fail_type']}: ", style="red")
-                why.append(one_line(e["fail_reason"] or "", 120) + "\n")
+            for p in e["verdict"]:
+                if p["kind"] == "recompile":
+                    why.append("recompile: ", style="cyan")
+                    if not p["logged"]:
+                        why.append("reason not logged\n")
+                        continue
+                    against = f"[{p['against']}] " if p["against"] else ""
+                    why.append(against + one_line(reason_summary(p["message"]), 120))
+                    if len(e["recompile_reasons"]) > 1:
+                        why.append(f" (+{len(e['recompile_reasons']) - 1} older cache entries failed too)",
+                                   style="dim")
+                    why.append("\n")
+                elif p["kind"] == "failure":
+                    why.append(f"{p['exception'] or 'failed'}: ", style="red")
+                    why.append(one_line(e["fail_reason"] or p["why"], 120) + "\n")
             for gb in e["graph_breaks"][:2]:
                 why.append("break: ", style="yellow")
                 why.append(one_line(gb["detail"] or gb["reason"], 120) + "\n")
@@ -143,14 +148,15 @@ def render_report(summary: dict, console: Console) -> None:
         for line in summary["divergence_summary"][:30]:
             console.print(Text(f"  {line}"))
 
-    failures = [e for e in summary["compiles"] if e["fail_type"] or e["errors"]]
+    failures = [(e, p) for e in summary["compiles"] + summary["outside_compiles"]
+                for p in e["verdict"] if p["kind"] == "failure"]
     if failures:
         console.print(Text("Failures", style="bold red"))
-        for e in failures:
-            line = Text(f"  {cid(e)} ", style="red")
-            line.append(visible(e["fail_type"] or "error") + ": ")
+        for e, p in failures:
+            line = Text(f"  {cid(e) if 'id' in e else 'export'} ", style="red")
+            line.append(visible(p["exception"] or "error") + ": ")
             # the whole reason: its later lines often say what went wrong (a LoweringError)
-            reason = (e["fail_reason"] or (e["errors"] or [""])[0]).rstrip()
+            reason = (p["fail_reason"] or p["message"] or p["why"]).rstrip()
             line.append(visible(reason).replace("\n", "\n      "))
             console.print(line)
 
@@ -167,11 +173,9 @@ def render_report(summary: dict, console: Console) -> None:
     for note in summary["notes"]:
         console.print(Text(f"note: {visible(note)}", style="dim"))
 
-    t = Text("Totals: ", style="bold")
-    t.append(f"{totals['compile_ids']} compile ids, {totals['frames']} frames, "
-             f"{totals['compiles']} compiles, {totals['recompiles']} recompiles, "
-             f"{totals['graph_breaks']} graph breaks, {totals['errors']} errors, "
-             f"{totals['restarts']} restarts, {totals['records']:,} records")
+    t = Text("Totals" + (f" of what the filter keeps ({summary['filter']})" if summary.get("filter") else "")
+             + ": ", style="bold")
+    t.append(totals_line(totals))
     if totals["md5_bad"]:
         t.append(f", {totals['md5_bad']} md5 mismatches", style="red")
     if totals["problems"]:

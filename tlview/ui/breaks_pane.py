@@ -8,21 +8,33 @@ from textual.containers import VerticalScroll
 from textual.widgets import Static
 
 from tlview.model.tree import TreeEntry
+from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
 
 def breaks_view(entry: TreeEntry) -> Group:
-    nodes = [n for c in entry.compiles_below() for n in c.compile.attempts] if entry.node is None else \
-        [entry.node]
+    """The verdict's graph breaks: of the compiles below a frame or rank, of a compile, or of one
+    attempt; those implied by a restart (not logged) are said so."""
+    compiles = [c.compile for c in entry.compiles_below()] if entry.node is None else [entry.compile]
+    problems = [p for c in compiles for p in c.verdict.problems
+                if entry.kind != "attempt" or p.node is entry.node]
     groups: dict[tuple, list] = {}
-    for node in nodes:
-        for gb in node.breaks:
-            groups.setdefault((gb.location, gb.reason, gb.detail), []).append((node, gb))
-    restarts = [r for c in entry.compiles_below() for r in c.compile.restart_reasons] if entry.node is None else []
+    implied = []
+    for problem in problems:
+        if problem.kind is Kind.GRAPH_BREAK and problem.logged:
+            gb = problem.evidence
+            groups.setdefault((gb.location, gb.reason, gb.detail), []).append((problem.node, gb))
+        elif problem.kind is Kind.GRAPH_BREAK:
+            implied.append(problem)
+    restarts = [p for p in problems if p.kind is Kind.RESTART]
     parts = []
-    if not groups:
+    if not groups and not implied:
         parts.append(Text("No graph breaks here.", style="dim"))
+    for problem in implied:
+        title = Text("a graph break, not logged ", style="bold yellow")
+        title.append(f"[{problem.compile_id}]", style="dim")
+        parts += [title, Text("  " + visible(problem.why)), Text("")]
     for (location, reason, detail), items in groups.items():
         node, gb = items[0]
         title = Text(f"×{len(items)} ", style="bold yellow")
@@ -39,8 +51,9 @@ def breaks_view(entry: TreeEntry) -> Group:
         if gb.user_stack:
             parts.append(Text("\n".join("    " + visible(s) for s in gb.user_stack[-6:]), style="dim"))
         parts.append(Text(""))
-    if restarts and not groups:
-        parts.append(Text(f"{len(restarts)} restart(s)", style="bold"))
+    if restarts:
+        parts.append(Text(Kind.RESTART.count(len(restarts)) + ": " + ", ".join(
+            f"[{p.compile_id}] {p.cause}" for p in restarts), style="bold"))
     return Group(*parts)
 
 

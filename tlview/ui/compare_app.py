@@ -30,9 +30,10 @@ class CompareApp(App[int]):
     """
     BINDINGS = [("q", "quit", "Quit"), ("ctrl+c", "quit", "Quit")]
 
-    def __init__(self, before: str, after: str) -> None:
+    def __init__(self, before: str, after: str, latest: bool = False, keep=None) -> None:
         super().__init__()
         self.paths = (before, after)
+        self.latest, self.keep = latest, keep  # --latest, and --rank/--filter as a test of a compile id
         self.comparison: Comparison | None = None
         self._entries: dict = {}  # node -> its tree entry, per run
 
@@ -50,8 +51,8 @@ class CompareApp(App[int]):
 
     def _compare(self) -> None:
         """(a worker thread) no fork here: threads run"""
-        before, after = (open_index(path, parallel_ok=False) for path in self.paths)
-        self.post_message(ComparisonReady(compare(before, after, *self.paths), before, after))
+        before, after = (open_index(path, latest=self.latest, parallel_ok=False) for path in self.paths)
+        self.post_message(ComparisonReady(compare(before, after, *self.paths, keep=self.keep), before, after))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:

@@ -14,7 +14,11 @@ UNKNOWN_WIDTH = 100  # before the pane has a size
 def diff_text(selection: Selection, width: int = UNKNOWN_WIDTH) -> str:
     """Reads records from disk: call from a worker. Message lines wrap at `width`."""
     node = selection.entry.node
-    if not node.reasons:
+    recompile = node.compile.verdict.recompile
+    if recompile is not None and not recompile.logged:
+        message = (f"[{node.id}] recompiled, but its reason was not logged: {recompile.why}.")
+        return "\n".join(wrap_prose(message, width))
+    if recompile is None:
         message = (f"[{node.id}] is not a recompile: select one (↻ in the tree, r jumps to the next) "
                    "to compare it with the compile whose guard failed.")
         return "\n".join(wrap_prose(message, width))

@@ -45,15 +45,16 @@ class Jumps:
     def open_entry(self, entry: TreeEntry) -> None:
         """Enter in the tree: a recompile goes to the compile whose guard failed; any other
         compile id puts the focus in its pane."""
-        node = entry.node
-        cause = node.recompile_cause if node is not None and entry.shows_recompile else None
-        target = self.index.failed_guard_target(node, cause) if cause is not None else None
+        recompile = entry.compile.verdict.recompile if entry.kind == "compile" else None
+        target = recompile.against if recompile is not None else None
         if target is not None:
             self._jump_to_node(target)
             self.notify(f"{entry.title} recompiled because a guard of [{target.id}] failed: "
-                        f"{one_line(cause.guard, 120)}", timeout=4, markup=False)
+                        f"{one_line(recompile.evidence.guard, 120)}", timeout=4, markup=False)
             return
-        if cause is not None:
+        if recompile is not None and not recompile.logged:
+            self.notify(f"{entry.title} recompiled, but its reason was not logged", timeout=3)
+        elif recompile is not None:
             self.notify(f"{entry.title} recompiled, but the compile whose guard failed is not in "
                         "these logs", timeout=3)
         self.detail.focus_pane()

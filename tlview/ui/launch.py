@@ -23,10 +23,10 @@ def run_app(path: str, flt: Filter, latest: bool = False) -> int:
     return run_until_signalled(TlviewApp(path, flt, latest=latest))
 
 
-def run_compare(before: str, after: str) -> int:
+def run_compare(before: str, after: str, latest: bool = False, keep=None) -> int:
     from tlview.ui.compare_app import CompareApp
 
-    return run_until_signalled(CompareApp(before, after))
+    return run_until_signalled(CompareApp(before, after, latest, keep))
 
 
 def run_until_signalled(app: TlviewApp) -> int:

@@ -16,6 +16,7 @@ from textual.widgets import ProgressBar, Static
 
 from tlview.model.look import ranks_text
 from tlview.model.totals import Totals
+from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 
 
@@ -77,9 +78,10 @@ def status_text(facts: StatusFacts) -> Text:
     t = facts.totals
     if t is not None:
         text.append(f" · {t.records:,} records · {t.compile_ids} compile ids")
-        text.append(f" · {t.recompiles} recompiles", style="cyan" if t.recompiles else "")
-        text.append(f" · {t.graph_breaks} graph breaks", style="yellow" if t.graph_breaks else "")
-        text.append(f" · {t.errors} errors", style="bold red" if t.errors else "")
+        # the verdicts' counts, in the README's words; failures first: never the one cut off
+        for kind, style in ((Kind.FAILURE, "bold red"), (Kind.RECOMPILE, "cyan"), (Kind.GRAPH_BREAK, "yellow")):
+            count = getattr(t, kind.word)
+            text.append(f" · {kind.count(count)}", style=style if count else "")
         if t.problems:
             text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style="red")
     if facts.filter:

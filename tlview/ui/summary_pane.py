@@ -14,6 +14,7 @@ from tlview.model.look import CAUSE_STYLE, status_text
 from tlview.model.registry import cache_outcome
 from tlview.model.status import Status
 from tlview.model.tree import TreeEntry
+from tlview.model.verdict import Kind, place_of
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
@@ -22,7 +23,9 @@ TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_
          ("dynamo_time_before_restart_s", "dynamo before restart")]
 COUNTS = [("guard_count", "guards"), ("shape_env_guard_count", "shape guards"),
           ("graph_op_count", "graph ops"), ("graph_node_count", "graph nodes"),
-          ("cache_size", "cache entries before"), ("num_graph_breaks", "graph breaks")]
+          ("cache_size", "cache entries before")]
+# (not num_graph_breaks: a running total of the process, not this compile's: its own breaks are
+# the verdict's)
 
 
 def _kv_table() -> Table:
@@ -42,13 +45,18 @@ def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
     if node.rank is not None or grouped:
         title.append(f"   {node.group.label()}", style="dim")
     parts.append(title)
+    verdict = compile_.verdict
+    function, resumed_at, location = place_of(compile_)
     where = _kv_table()
-    where.add_row("function", Text(visible(node.function() or "?")))
-    where.add_row("location", Text(visible(node.location() or "?")))
+    where.add_row("function", Text(visible(node.function() or function or "?")))
+    where.add_row("location", Text(visible(node.location() or location or "?")))
     where.add_row("attempts", Text(", ".join(f"[{n.id}]" for n in compile_.attempts)))
-    if node.is_recompile:
-        where.add_row("recompile of", Text(", ".join(sorted({f"[{r.failed_id}]" for r in node.reasons
-                                                             if r.failed_id})) or "?"))
+    if (recompile := verdict.recompile) is not None:
+        where.add_row("recompile of", Text(f"[{recompile.against.id}] (its guard failed)" if recompile.against
+                                           else "? (the reason was not logged)" if not recompile.logged
+                                           else "? (not in these logs)"))
+    where.add_row("problems", Text(", ".join(kind.count(verdict.count(kind)) for kind in Kind
+                                             if verdict.count(kind)) or "none"))
     parts.append(where)
     diagnoses = diagnose_node(node)
     if diagnoses:
@@ -80,15 +88,16 @@ def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
             hit = cache_outcome(name) == "hit"
             line.append(f"{'✓' if hit else '✗'} {name}  ", style="green" if hit else "yellow")
         parts.append(line)
-    failure = compile_.failure
-    if failure is not None and failure.fail_type:
-        parts.append(Text(f"\nfailure: {visible(failure.fail_type)}", style="bold red"))
-        parts.append(Text(visible(failure.fail_reason)))
+    failure = verdict.failure
+    if failure is not None and failure.evidence.fail_type:
+        parts.append(Text(f"\nfailure: {visible(failure.evidence.fail_type)}", style="bold red"))
+        parts.append(Text(visible(failure.evidence.fail_reason)))
     for error in node.errors:
         parts.append(Text("\nerror", style="bold red"))
         parts.append(Text(visible(error[:4000])))
-    for reason in compile_.restart_reasons:
-        parts.append(Text("\nrestarted because", style="bold yellow"))
+    for restart in verdict.of(Kind.RESTART):
+        parts.append(Text(f"\nrestarted [{restart.compile_id}] because", style="bold yellow"))
+        reason = restart.evidence if restart.logged else restart.why
         parts.append(Text(visible(str(reason).split("\n Developer debug context")[0])))
     if node.problems:
         parts.append(Text("\nproblems in the input", style="bold red"))
@@ -104,6 +113,7 @@ def outside_summary(entry: TreeEntry) -> Group:
     for name in [a.name for a in node.outside_items() if getattr(a, "role", None) not in (Role.DYNAMIC, None)] + \
             [d.kind for d in node.dynamic]:
         counts[name] = counts.get(name, 0) + 1
+    verdict = entry.compile.verdict
     parts = [Text(visible(entry.title), style="bold magenta"),
              Text("Records written outside any compile: torch.export's, or a compile's records that "
                   "carry no compile id. Graphs shows the exported programs, Guards the guards "
@@ -118,6 +128,10 @@ def outside_summary(entry: TreeEntry) -> Group:
             if node.metrics.get(key) is not None:
                 counts_table.add_row(label, visible(str(node.metrics[key])))
         parts += [Text("\ncompilation metrics of no compile id", style="bold"), counts_table]
+    for failure in verdict.of(Kind.FAILURE):
+        parts.append(Text(f"\n✗ {failure.cause}: ", style="bold red"))
+        parts.append(Text(visible(failure.why)))
+        parts.append(Text(visible(failure.evidence.fail_reason[:4000]), style="dim"))
     return Group(*parts)
 
 

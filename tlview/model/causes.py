@@ -1,0 +1,211 @@
+"""The cause class of a recompile, graph break, restart or failure, and one line of why, in the
+user's terms: decided here, once, for every view (the fixes are diagnose's).
+
+Classes come from the structured fields first (the guard kind in a recompile reason, the fail
+type) and from several phrasings of each reason, not one exact sentence: wording moves between
+PyTorch versions.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from tlview.model.reasons import GraphBreak, RecompileReason
+
+
+@dataclass(frozen=True, slots=True)
+class Cause:
+    cause: str  # the class
+    why: str  # one line, in the user's terms
+    subject: str | None = None  # what the fix names: the logging call, the custom op
+
+
+def search(patterns, text: str) -> re.Match | None:
+    for pattern in patterns:
+        m = re.search(pattern, text, re.IGNORECASE | re.DOTALL)
+        if m:
+            return m
+    return None
+
+
+# What a view says of a problem the logs imply but do not tell: the class, and the TORCH_LOGS
+# category (or the trace) that would have told it.
+NOT_LOGGED = "not_logged"
+
+
+# ---- recompiles ---------------------------------------------------------------------------------
+
+_RECOMPILE_RULES = [  # (cause, patterns, why); first match wins
+    ("size_mismatch", [r"size mismatch", r"\bsizes? (?:changed|differ)"],
+     "input {tensor} changed size{detail}"),
+    ("stride_mismatch", [r"stride mismatch", r"\bstrides? (?:changed|differ)"],
+     "input {tensor} changed strides (memory layout){detail}"),
+    ("dtype_mismatch", [r"dtype mismatch", r"\bdtype (?:changed|differ)"],
+     "input {tensor} changed dtype{detail}"),
+    ("device_mismatch", [r"device mismatch", r"\bdevice (?:changed|differ)", r"device_index"],
+     "input {tensor} moved to another device{detail}"),
+    ("requires_grad_mismatch", [r"requires_grad mismatch", r"requires_grad (?:changed|differ)"],
+     "input {tensor} changed requires_grad{detail}"),
+    ("global_state", [r"GLOBAL_STATE", r"grad_mode", r"autocast", r"torch_function_mode",
+                      r"\bdeterministic_algorithms\b", r"___check_global_state"],
+     "global state changed between calls ({detail})"),
+    ("object_identity", [r"___check_obj_id", r"___check_type_id", r"ID_MATCH", r"TYPE_MATCH",
+                         r"\bis not\b", r"___check_current_backend"],
+     "a different object was passed or captured ({detail})"),
+    ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\bEq\(|\bNe\(|Mod\(",
+                     r"\bs\d+\b\s*(?:<|>|<=|>=|==)"],
+     "a guard on a symbolic size failed: {detail}"),
+    ("python_flag", [r"^[\w\[\]'\".]+ == (?:True|False|None)\b", r"^[\w\[\]'\".]+ is (?:not )?None\b"],
+     "a Python flag changed: {detail}"),
+    ("python_value", [r"^[\w\[\]'\".]+ == -?[\d.]+(?:e-?\d+)?\b", r"^[\w\[\]'\".]+ == '[^']*'",
+                      r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b"],
+     "a Python value changed: {detail}"),
+]
+RECOMPILE_CAUSES = tuple(rule[0] for rule in _RECOMPILE_RULES) + ("other", NOT_LOGGED)
+_TENSOR_NAME = re.compile(r"tensor '([^']+)'")
+_EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
+
+
+def recompile_cause(reason: RecompileReason) -> Cause:
+    first = reason.guard.strip()
+    tensor_m = _TENSOR_NAME.search(first)
+    tensor = f"'{tensor_m.group(1)}'" if tensor_m else ""
+    exp = _EXPECTED.search(first)
+    detail = ""
+    if exp:
+        index, expected, actual = exp.groups()
+        detail = (f" at dim {index}: {expected} -> {actual}" if index is not None
+                  else f": {expected} -> {actual.rstrip('.')}")
+    for cause, patterns, why in _RECOMPILE_RULES:
+        if search(patterns, first):
+            # tensor mismatches say what changed; other guards are quoted
+            detail_text = detail if cause.endswith("_mismatch") else first
+            return Cause(cause, why.format(tensor=tensor, detail=detail_text))
+    return Cause("other", f"a guard failed: {first}")
+
+
+def recompile_not_logged(text_only: bool) -> Cause:
+    where = ("TORCH_LOGS=recompiles tells it" if text_only
+             else "the trace has no recompile_reasons for it (cut short?)")
+    return Cause(NOT_LOGGED, f"it recompiled, but the guard that failed was not logged ({where})")
+
+
+# ---- graph breaks -------------------------------------------------------------------------------
+
+_BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's line, why)
+    ("print_or_logging",
+     [r"operator `print`", r"builtin `?print`?\b", r"logging function", r"\blogging\.\w+",
+      r"\blogger\.(?:debug|info|warning|error|exception)\b", r"`warnings\.warn`", r"/logging/__init__\.py"],
+     "a print or logging call inside the compiled code"),
+    ("backward_in_compiled",
+     [r"Tensor\.backward\(\)", r"\.backward\(\) call", r"trace_autograd_ops"],
+     "loss.backward() inside the compiled function"),
+    ("data_dependent_branch",
+     [r"data-dependent branch", r"data dependent (?:control flow|branch)", r"generic_jump",
+      r"branch condition involves a tensor"],
+     "Python control flow on a tensor's value (if tensor.sum() > 0)"),
+    ("item_or_tolist",
+     [r"Tensor\.item\(\)", r"\.item\(\)", r"tolist\(\)", r"capture_scalar_outputs",
+      r"_local_scalar_dense"],
+     "a tensor turned into a Python number (.item() / .tolist())"),
+    ("dynamic_output_shape",
+     [r"dynamic shape operator", r"output shape depends on input Tensor data",
+      r"capture_dynamic_output_shape_ops", r"\bnonzero\b", r"\bunique\b"],
+     "an op whose output size depends on data (nonzero, unique, masked_select)"),
+    ("skipped_or_c_function",
+     [r"marked as skipped", r"should not be traced", r"skipfiles", r"Python builtin \(e\.g\.",
+      r"C/C\+\+ Python extension", r"pybind", r"cannot trace.*(?:C function|builtin)",
+      r"torch\._dynamo\.disable"],
+     "a function Dynamo skips or cannot trace (a C function or a skipped module)"),
+    ("unsupported_construct",
+     [r"tp_iternext", r"generator", r"Unsupported method call", r"Unsupported function call",
+      r"Failed to trace builtin operator", r"not supported", r"does not (?:know how to|support)",
+      r"Unsupported"],
+     "a Python construct Dynamo does not support here"),
+]
+BREAK_CAUSES = tuple(rule[0] for rule in _BREAK_RULES) + ("other", NOT_LOGGED)
+_LOGGING_CALL = re.compile(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
+
+
+def break_cause(gb: GraphBreak) -> Cause:
+    # Not the hints: they are generic ("if you are calling a logging function (e.g. print)..."). The
+    # user's own line tells what was called (a break inside `logging` happens in the library).
+    frame = gb.user_frame()
+    text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation, gb.location, frame and frame[1]]))
+    where = f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else ""
+    for cause, patterns, why in _BREAK_RULES:
+        if search(patterns, text):
+            if cause == "print_or_logging" and (call := _LOGGING_CALL.search(text)):
+                return Cause(cause, "a logging call inside the compiled code" + where, call.group(1))
+            return Cause(cause, why + where)
+    return Cause("other", (gb.detail or gb.reason) + where)
+
+
+def restart_break_cause(reason: str) -> Cause:
+    """A graph break known only from the restart it caused (no break message was logged)."""
+    return Cause(NOT_LOGGED, "Dynamo restarted the analysis after a graph break that was not logged "
+                 f"(TORCH_LOGS=graph_breaks tells what broke): {reason.strip()[:200]}")
+
+
+# ---- restarts -----------------------------------------------------------------------------------
+
+RESTART_CAUSES = ("after_graph_break", "tensorify_scalar", NOT_LOGGED)
+
+
+def is_graph_break_restart(reason: str) -> bool:
+    """A restart of analysis after a graph break (most are), not TensorifyScalarRestartAnalysis
+    (a float made a tensor, then specialized)."""
+    return "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason
+
+
+def restart_cause(reason: str | None, text_only: bool) -> Cause:
+    if reason is None:
+        where = ("TORCH_LOGS=+dynamo tells why (\"Restarting analysis due to ...\")" if text_only
+                 else "the trace has no compilation metrics for it (cut short?)")
+        return Cause(NOT_LOGGED, f"Dynamo restarted the analysis; the reason was not logged ({where})")
+    if is_graph_break_restart(reason):
+        return Cause("after_graph_break", "Dynamo restarted the analysis after a graph break, to "
+                     "compile the code before the break as a graph of its own")
+    return Cause("tensorify_scalar",
+                 "a Python float was made a tensor, then had to be specialized (math.floor or another "
+                 "non-tensor use of it): Dynamo restarted the analysis (TensorifyScalarRestartAnalysis, "
+                 "not a graph break)")
+
+
+# ---- failures -----------------------------------------------------------------------------------
+
+FAILURE_CAUSES = ("recompile_limit", "missing_fake_kernel", "backend_compiler_failed",
+                  "constraint_violation", "unsupported", "internal_error", "export_trace_failed", "other")
+_LIMIT = [r"recompile[_ ]limit", r"cache[_ ]size[_ ]limit"]
+
+
+def is_recompile_limit(fail_reason: str) -> bool:
+    return bool(search(_LIMIT, fail_reason))
+
+
+def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
+    fail_type = fail_type or ""
+    reason = fail_reason or ""
+    first = reason.split("\n", 1)[0].strip()
+    if search(_LIMIT, reason):
+        return Cause("recompile_limit", "the recompile limit was hit: this frame now runs eagerly")
+    if search([r"no fake impl registered", r"register_fake", r"fake kernel", r"Meta kernel"], reason):
+        op = re.search(r"CustomOpDef\(([\w.:]+)\)|for operator (\S+)|`(\w+)\.register_fake`", reason)
+        name = next((g for g in op.groups() if g), "the op") if op else "the op"
+        return Cause("missing_fake_kernel", f"the custom op {name} has no fake (meta) kernel: Dynamo "
+                     "cannot run it on fake tensors to learn its output shapes", name)
+    if "BackendCompilerFailed" in fail_type or search([r"backend='?\w+'? raised"], reason):
+        lines = [ln.strip() for ln in reason.split("\n") if ln.strip()]
+        raised = lines[1] if len(lines) > 1 and lines[0].endswith("raised:") else first
+        return Cause("backend_compiler_failed", f"the backend compiler raised {raised}")
+    if "ConstraintViolation" in fail_type or search([r"marked .* as dynamic but", r"Constraints violated"], reason):
+        return Cause("constraint_violation", "a dim marked dynamic was specialized to a constant by the code")
+    if "Unsupported" in fail_type:
+        return Cause("unsupported", f"Dynamo cannot trace this (fullgraph or a hard limit): {first}")
+    if search([r"make_fx failed", r"make_fx_fail_partial"], reason):
+        return Cause("export_trace_failed", "torch.export (non-strict) could not trace the program with "
+                     "make_fx; the exception went to the program, not to the log")
+    if search([r"Internal", r"InternalTorchDynamoError", r"AssertionError"], fail_type):
+        return Cause("internal_error", f"an error inside torch.compile: {first}")
+    return Cause("other", f"{fail_type}: {first}".strip(": "))

@@ -1,0 +1,319 @@
+"""The one verdict on a compile: its status and its typed problems, decided here and read by every
+view (the tree's symbols and badges, the status line, totals, filters, jumps, toasts, panes,
+--report, --json, --compare, --fail-on).
+
+The words, as the README defines them:
+- a **recompile** is a compile of a frame after its first (`0/1`, `0/2`, ...): a guard of every
+  earlier compile failed. One per compile, whether or not its reason was logged; its cause is the
+  guard that failed against the latest compile of the frame (`against`).
+- a **graph break** is a place where Dynamo stopped the graph and ran Python: each one logged,
+  and each restart after a graph break that was not logged (TORCH_LOGS without `graph_breaks`).
+- a **restart** is an attempt thrown away (`0/0` -> `0/0_1`): after a graph break (the restart
+  `follows` that break and is no problem of its own to act on), a float specialized
+  (TensorifyScalarRestartAnalysis), or for a reason not logged.
+- a **failure** is a compile that raised (fail_type in its metrics, a dynamo_error, the exception
+  in the text), and an export that failed (the Export entry's).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import Enum
+from typing import Any, Iterator
+
+from tlview.model.causes import (
+    Cause,
+    break_cause,
+    failure_cause,
+    is_graph_break_restart,
+    recompile_cause,
+    recompile_not_logged,
+    restart_break_cause,
+    restart_cause,
+)
+from tlview.model.kinds import Role
+from tlview.model.places import resumed, user_function
+from tlview.model.reasons import Failure, failure_of_traceback
+from tlview.model.status import Status
+
+
+class Kind(Enum):
+    """A closed set: what a problem of a compile is."""
+
+    RECOMPILE = ("recompile", "recompiles", "recompile", "recompiles")
+    GRAPH_BREAK = ("graph_break", "graph_breaks", "graph break", "graph breaks")
+    RESTART = ("restart", "restarts", "restart", "restarts")
+    FAILURE = ("failure", "errors", "failure", "failures")
+
+    def __init__(self, key: str, word: str, noun: str, plural: str) -> None:
+        self.key = key  # in --json (`kind`)
+        self.word = word  # the filter and --fail-on word, and the totals' field
+        self.noun = noun
+        self.plural = plural
+
+    def count(self, n: int) -> str:
+        """`1 recompile`, `2 graph breaks`."""
+        return f"{n} {self.noun if n == 1 else self.plural}"
+
+    @classmethod
+    def of_word(cls, word: str) -> "Kind":
+        return next(k for k in cls if word in (k.word, k.key))
+
+
+@dataclass(eq=False, slots=True)
+class CompileProblem:
+    """One recompile, graph break, restart or failure of one compile."""
+
+    kind: Kind
+    cause: str  # the class (causes.py)
+    why: str  # one line, in the user's terms
+    node: Any  # the CompileNode (attempt) it happened in
+    function: str | None  # the user's function (a resume function counts as its parent)
+    resumed_at: int | None  # a resume function's own line
+    location: str | None  # the user's place (a break inside a library: the user's line that called it)
+    against: Any = None  # a recompile: the compile whose guard failed (its CompileNode)
+    evidence: Any = None  # the RecompileReason, GraphBreak, Failure or restart reason it is read from
+    records: tuple = ()  # (source, record number) of the records that tell it
+    logged: bool = True  # False: implied by what was logged (an id, an attempt), not told
+    follows: "CompileProblem | None" = None  # a restart that follows this graph break
+    subject: str | None = None  # what a fix names (a logging call, a custom op)
+    message: str = ""  # what torch said, first line
+
+    @property
+    def compile_id(self) -> str:
+        return self.node.id
+
+    @property
+    def compile(self):
+        return self.node.compile
+
+    @property
+    def primary(self) -> bool:
+        """A problem to act on: a restart that follows a graph break is that break's."""
+        return self.follows is None
+
+    @property
+    def code_function(self) -> str | None:
+        """The compiled frame's own function name (`torch_dynamo_resume_in_f_at_12`)."""
+        return self.node.compile.function()
+
+
+@dataclass(eq=False, slots=True)
+class Verdict:
+    status: Status
+    problems: tuple[CompileProblem, ...]
+    export: bool = False  # a compile id of torch.export's: its problems are its Export entry's
+
+    def owned_by(self, compile_) -> list[CompileProblem]:
+        """The problems counted for this compile (an export's failure is counted at its Export entry)."""
+        return [p for p in self.problems if p.node.compile is compile_]
+
+    def of(self, kind: Kind) -> list[CompileProblem]:
+        return [p for p in self.problems if p.kind is kind]
+
+    def count(self, kind: Kind) -> int:
+        return sum(1 for p in self.problems if p.kind is kind)
+
+    def has(self, kind: Kind) -> bool:
+        return any(p.kind is kind for p in self.problems)
+
+    @property
+    def recompile(self) -> CompileProblem | None:
+        return next((p for p in self.problems if p.kind is Kind.RECOMPILE), None)
+
+    @property
+    def failure(self) -> CompileProblem | None:
+        return next((p for p in self.problems if p.kind is Kind.FAILURE), None)
+
+    @property
+    def primary(self) -> list[CompileProblem]:
+        return [p for p in self.problems if p.primary]
+
+
+def judge(compile_) -> Verdict:
+    """The verdict on one compile (all its attempts), or on a group's Export entry."""
+    if compile_.head.is_outside:
+        return _judge_outside(compile_)
+    if is_export(compile_):
+        entry = compile_.export_entry()
+        failures = entry.compile.verdict.of(Kind.FAILURE) if entry is not None else []
+        return Verdict(Status.ERROR if failures else Status.OK, tuple(failures), export=True)
+    problems: list[CompileProblem] = []
+    text_only = not any(n.in_trace for n in compile_.attempts)
+    function, resumed_at, location = place_of(compile_)
+
+    def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
+        found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
+                               more.pop("location", None) or location, subject=cause.subject, **more)
+        problems.append(found)
+        return found
+
+    head = compile_.head
+    if compile_.key.is_recompile or head.reasons:
+        reason = head.recompile_cause
+        if reason is not None:
+            problem(Kind.RECOMPILE, recompile_cause(reason), head, against=_against(compile_, reason),
+                    evidence=reason, message=reason.guard, records=_records(head, Role.RECOMPILE))
+        else:
+            problem(Kind.RECOMPILE, recompile_not_logged(text_only), head, logged=False)
+
+    breaks_by_attempt = []
+    for node in compile_.attempts:
+        found = []
+        for gb in node.breaks:
+            found.append(problem(Kind.GRAPH_BREAK, break_cause(gb), node, location=gb.where,
+                                 evidence=gb, message=gb.detail or gb.reason,
+                                 records=((gb.source, gb.rec),) if gb.rec >= 0 else ()))
+        breaks_by_attempt.append(found)
+    _restarts(compile_, breaks_by_attempt, problem, text_only)
+
+    failure = compile_.failure
+    if failure is not None:
+        failed = next(n for n in reversed(compile_.attempts) if n.failure)
+        cause = failure_cause(failure.fail_type, failure.fail_reason)
+        if cause.cause == "recompile_limit" and (recompiled := next(
+                (p for p in problems if p.kind is Kind.RECOMPILE), None)):
+            cause = Cause(cause.cause, f"compile #{(compile_.key.frame_compile or 0) + 1} of this frame "
+                          f"was refused (the recompile limit): it recompiled each time for "
+                          f"{recompiled.cause}; the frame now runs eagerly")
+        problem(Kind.FAILURE, cause, failed, evidence=failure,
+                message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
+                records=_records(failed, Role.FAILURE, Role.METRICS))
+    return Verdict(_status(compile_, problems), tuple(problems))
+
+
+def is_export(compile_) -> bool:
+    """A compile id of torch.export's, not a Dynamo compile of a frame: in a trace, with no
+    dynamo_start (a compile's first record, so never one cut short or under way), no metrics and
+    no recompile reason of its own (a compile the recompile limit refused has those)."""
+    key = compile_.key
+    return key.autograd is None and key.frame is not None and all(
+        n.in_trace and n.start is None and n.metrics is None and not n.reasons and not n.breaks
+        and not n.errors for n in compile_.attempts)
+
+
+def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> None:
+    """One restart per attempt thrown away: its reason from the metrics (trace) or the
+    "Restarting analysis" line (text), else not logged. A restart after a graph break follows the
+    break logged in the attempt it threw away; with none logged, the break is implied."""
+    attempts = compile_.attempts
+    reasons = [(n, r) for n in attempts for r in n.restart_reasons]
+    paired: set[int] = set()
+    for i in range(max(len(reasons), len(attempts) - 1)):
+        node, reason = reasons[i] if i < len(reasons) else (attempts[min(i + 1, len(attempts) - 1)], None)
+        thrown_away = breaks_by_attempt[i] if i < len(breaks_by_attempt) else []
+        unpaired = [b for b in thrown_away if id(b) not in paired]
+        if reason is not None and is_graph_break_restart(reason) or reason is None and unpaired:
+            broke = unpaired[0] if unpaired else None
+            if broke is None:  # the break is known only from its restart: it was in the attempt thrown away
+                broke = problem(Kind.GRAPH_BREAK, restart_break_cause(reason or ""), attempts[min(i, len(attempts) - 1)],
+                                logged=False,
+                                message=reason or "", evidence=reason)
+            paired.add(id(broke))
+            cause = restart_cause(reason or "graph break", text_only)
+            problem(Kind.RESTART, cause, node, follows=broke, evidence=reason, message=reason or "",
+                    logged=reason is not None)
+        else:
+            problem(Kind.RESTART, restart_cause(reason, text_only), node, evidence=reason,
+                    message=reason or "", logged=reason is not None)
+
+
+def _status(compile_, problems: list[CompileProblem]) -> Status:
+    """tlparse's order (error, empty, break, ok; missing without metrics), with two differences:
+    a compile that broke the graph without a restart is a break too, and a restart that followed
+    no graph break is `restart`."""
+    kinds = {p.kind for p in problems}
+    if Kind.FAILURE in kinds:
+        return Status.ERROR
+    metrics = compile_.final_metrics
+    if metrics is None:
+        if any(n.in_trace for n in compile_.attempts):
+            return Status.MISSING
+        if (text := _text_status(compile_)) is not None:
+            return text
+    elif not metrics.get("graph_op_count"):  # null counts as 0, as in tlparse
+        return Status.EMPTY
+    if Kind.GRAPH_BREAK in kinds:
+        return Status.BREAK
+    if Kind.RESTART in kinds:
+        return Status.RESTART
+    return Status.OK
+
+
+def _text_status(compile_) -> Status | None:
+    """Only TORCH_LOGS text: empty or missing from what any set of TORCH_LOGS can show (the
+    `+dynamo` lines, or the graphs and guards a typical set logs); None when it finished."""
+    final = compile_.attempts[-1]
+    evidence = [n.text for n in compile_.attempts]
+    guarded = any(n.artifacts_in(Role.GUARDS) for n in compile_.attempts)
+    traced = any(n.artifacts_in(Role.GRAPH, Role.CODE) for n in compile_.attempts)
+    if (final.text.no_ops or (final.text.graph_compiled and not final.text.compiled)
+            or (guarded and not traced and _text_logs_graphs(compile_))):
+        return Status.EMPTY  # no ops: skipped, or a graph but no backend, or guards but no graph
+    if not (guarded or traced or len(compile_.attempts) > 1
+            or any(e.compiled or e.graph_compiled or e.restarts or e.graph_breaks for e in evidence)):
+        return Status.MISSING  # no sign that it finished
+    return None
+
+
+def _text_logs_graphs(compile_) -> bool:
+    """Whether the text logs of this compile carry traced graphs at all (`graph_code`)."""
+    logs = {r.source for n in compile_.attempts for r in n.text_records}
+    return any("graph_code" in log.channels for log in logs)
+
+
+def _against(compile_, reason):
+    """The compile whose guard failed: its first attempt, in the same frame."""
+    if reason.failed_id is None:
+        return None
+    key = reason.failed_id.compile_key
+    return next((c.head for c in list(compile_.frame.compiles) if c.key == key),
+                None)
+
+
+def _records(node, *roles) -> tuple:
+    return tuple((a.source, a.rec) for a in node.artifacts_in(*roles))
+
+
+def place_of(compile_) -> tuple[str | None, int | None, str | None]:
+    """(the user's function, the line a resume function resumes at, the place being compiled): the
+    compile's own, else its frame's (a compile refused by the recompile limit names neither)."""
+    function = compile_.function()
+    location = compile_.location()
+    if function is None or location is None:
+        for other in reversed(list(compile_.frame.compiles)):
+            function = function or other.function()
+            location = location or other.location()
+        function = function or compile_.frame.function
+        location = location or compile_.frame.location
+    found = resumed(function)
+    return user_function(function), found.line if found else None, location
+
+
+# ---- an Export entry (a group's records of no compile id) -----------------------------------------
+
+def _judge_outside(compile_) -> Verdict:
+    """torch.export's records: a failed export is a failure of the Export entry (its metrics'
+    fail_type, a make_fx_fail_partial, a dynamo_error with no frame)."""
+    node = compile_.head
+    problems = []
+    for failure, records in _export_failures(node):
+        cause = failure_cause(failure.fail_type, failure.fail_reason)
+        problems.append(CompileProblem(Kind.FAILURE, cause.cause, "torch.export failed: " + cause.why, node,
+                                       "export", None, None, evidence=failure, records=records,
+                                       message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
+                                       subject=cause.subject))
+    return Verdict(Status.ERROR if problems else Status.OK, tuple(problems))
+
+
+def _export_failures(node) -> Iterator[tuple[Failure, tuple]]:
+    metrics = node.metrics or {}
+    if metrics.get("fail_type"):
+        yield (Failure(str(metrics["fail_type"]), str(metrics.get("fail_reason") or "")),
+               _records(node, Role.METRICS))
+    else:  # (a dynamo_error beside failed metrics tells the same failure)
+        failed = [a for a in node.artifacts_in(Role.FAILURE) if a.name == "dynamo_error"]
+        for artifact, text in zip(failed, node.errors):  # each dynamo_error's text, in order
+            yield failure_of_traceback(text), ((artifact.source, artifact.rec),)
+    for failure, record in node.export_failures:  # told under a compile id of the export's
+        yield failure, (record,)
