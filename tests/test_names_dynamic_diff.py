@@ -165,7 +165,7 @@ def test_a_failed_recompile_says_it_failed_and_diffs_no_guards():
         assert diff.against.id == "3/3" and diff.failure.fail_type == "Unsupported"
         assert diff.guard_diff == [] and diff.graph_diff == []
         text = "\n".join(diff_lines(diff, 100))
-        assert "# [3/4] failed: the recompile limit was hit" in text
+        assert "# [3/4] failed: compile #5 of this frame was refused (the recompile limit)" in text
         assert "Unsupported: Dynamo recompile limit exceeded" in text
         assert "# guards" not in text and "TREE_GUARD_MANAGER" not in text
     ok = recompile_diff(index, index.node(None, "3/1"))
@@ -208,5 +208,5 @@ async def test_diff_pane_wraps_to_its_width_and_shows_a_failed_recompile():
             await pilot.press("r")
             await until(pilot, lambda: tree.entry.node.id == expected)
         await until(pilot, lambda: "against [3/3]" in view.text)
-        assert "# [3/4] failed: the recompile limit was hit" in view.text
+        assert "# [3/4] failed: compile #5 of this frame was refused (the recompile limit)" in view.text
         assert "-TREE_GUARD_MANAGER" not in view.text
