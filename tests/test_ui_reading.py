@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from tlview.model.filters import Filter
+from tlview.model.verdict import Kind
 from tlview.ui.app import TlviewApp
 from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
@@ -213,7 +214,7 @@ async def test_jumps_stop_at_the_last_before_wrapping_and_one_recompile_says_so(
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        stops = [e.title for e in app.model.compile_entries() if e.shows_recompile]
+        stops = [e.title for e in app.model.compile_entries() if e.shows(Kind.RECOMPILE)]
         for title in stops:
             await press(pilot, "r")
             assert app.tree.entry.title == title

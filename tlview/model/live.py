@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.index import Index
+from tlview.model.status import Status
 from tlview.model.verdict import Kind
 from tlview.source.follow import Follower
 
@@ -114,8 +115,8 @@ class LiveEvent:
     def message(self) -> str:
         """`[0/1] recompiled + graph break: 0/0: n == 2` (the first reason, else the function)."""
         recompile = self.node.compile.verdict.recompile
-        detail = (recompile.message if RECOMPILED in self.what and recompile is not None and recompile.logged
-                  else self.node.function() or "")
+        detail = (recompile.evidence.summary if RECOMPILED in self.what and recompile is not None
+                  and recompile.logged else self.node.function() or "")
         return f"[{self.node.id}] {self.title}: {detail}"
 
 
@@ -123,9 +124,12 @@ _NEWS = ((Kind.FAILURE, FAILED), (Kind.RECOMPILE, RECOMPILED), (Kind.GRAPH_BREAK
 
 
 def news_of(compile_: Compile) -> list[str]:
-    """What a compile has to tell: its verdict's kinds of problem."""
+    """What a compile has to tell: its verdict's kinds of problem. A recompile under way waits for
+    its reason (a trace writes it after the compile id's first records) to be told with it."""
     verdict = compile_.verdict
-    return [what for kind, what in _NEWS if verdict.has(kind)]
+    recompile = verdict.recompile
+    waiting = recompile is not None and not recompile.logged and verdict.status is Status.MISSING
+    return [what for kind, what in _NEWS if verdict.has(kind) and not (kind is Kind.RECOMPILE and waiting)]
 
 
 class LiveEvents:

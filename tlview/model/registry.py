@@ -108,7 +108,7 @@ KINDS = Registry(
         _artifact("dynamo_error", Role.FAILURE, "Dynamo error", H.on_dynamo_error, PAYLOAD,
                   language=None),
         # torch.export's make_fx failed: the partial graph it traced (the exception is not logged)
-        _artifact("make_fx_fail_partial", Role.FAILURE, "export's partial graph (make_fx failed)",
+        _artifact("make_fx_fail_partial", Role.FAILURE, "export's partial graph (its trace failed)",
                   H.on_export_failure, PAYLOAD, language="python"),
         _artifact("torch_version", Role.VERSION, "torch version", H.on_torch_version, PAYLOAD,
                   language=None),

@@ -183,13 +183,18 @@ def judge(compile_) -> Verdict:
 
 
 def is_export(compile_) -> bool:
-    """A compile id of torch.export's, not a Dynamo compile of a frame: in a trace, with no
-    dynamo_start (a compile's first record, so never one cut short or under way), no metrics and
-    no recompile reason of its own (a compile the recompile limit refused has those)."""
+    """A compile id of torch.export's, not a Dynamo compile of a frame: its rank's Export entry
+    shows an export (metrics of no compile id, a failure of the export's), and it is a first
+    compile with no dynamo_start (a Dynamo compile's first record, though a recompile's reason
+    comes before it), no metrics and no recompile reason of its own."""
     key = compile_.key
-    return key.autograd is None and key.frame is not None and all(
-        n.in_trace and n.start is None and n.metrics is None and not n.reasons and not n.breaks
-        and not n.errors for n in compile_.attempts)
+    entry = compile_.export_entry()
+    if key.autograd is not None or key.frame is None or key.is_recompile or entry is None:
+        return False
+    if entry.metrics is None and not entry.export_failures and not entry.artifacts_in(Role.EXPORT):
+        return False
+    return all(n.in_trace and n.start is None and n.metrics is None and not n.reasons and not n.breaks
+               and not n.errors for n in compile_.attempts)
 
 
 def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> None:

@@ -123,8 +123,8 @@ def problem_entry(problem) -> dict:
             "message": problem.message.split("\n", 1)[0],
             "exception": problem.evidence.fail_type if problem.kind is Kind.FAILURE else None,
             "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
-            "evidence": [{"file": src.name.rsplit("/", 1)[-1], "record": rec}
-                         for src, rec in problem.records if src is not None]}
+            # the records it is read from: record numbers in the compile id's own log
+            "evidence": [rec for src, rec in problem.records if src is not None]}
 
 
 def outside_entry(node: CompileNode) -> dict:
