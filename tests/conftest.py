@@ -1,21 +1,24 @@
 """Shared paths and helpers: the command line in-process, Pilot waits on conditions (never a
-fixed sleep), and tmux sessions on sockets of their own (two runs never collide)."""
+fixed sleep), and real terminals: a pseudo-terminal each, read by a terminal emulator."""
 
 from __future__ import annotations
 
 import asyncio
+import copy
 import io
 import json
 import os
-import shutil
+import signal
 import subprocess
+import threading
 import sys
 import time
-import uuid
 from contextlib import redirect_stdout
 from pathlib import Path
 
+import pyte
 import pytest
+from ptyprocess import PtyProcess
 from rich.console import Console
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -25,7 +28,6 @@ PEER = FIXTURES / "peer" / "tlparse-tests"
 GENERATED = FIXTURES / "generated"
 SCENARIOS = ["graph_breaks", "recompiles", "dynamic_shapes", "model", "distributed"]
 SIZE = (150, 45)
-TMUX = shutil.which("tmux") or "tmux"  # required: .ci/run installs it when missing
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -117,25 +119,73 @@ def tlview_command() -> str:
     return str(exe) if exe.exists() else f"{sys.executable} -m tlview"
 
 
-class Tmux:
-    """One tmux server of its own (`-L`), running one command in a window of a given size."""
+class _Screen(pyte.Screen):
+    """pyte's screen with the alternate screen (private mode 1049), which pyte does not keep: what a
+    program drew there is gone when it leaves it, and the shell's lines are back, as in xterm."""
+
+    _saved = None
+
+    def set_mode(self, *modes, **kwargs) -> None:
+        if kwargs.get("private") and 1049 in modes and self._saved is None:
+            self._saved = (copy.deepcopy(self.buffer), copy.copy(self.cursor))
+            self.erase_in_display(2)
+        super().set_mode(*modes, **kwargs)
+
+    def reset_mode(self, *modes, **kwargs) -> None:
+        super().reset_mode(*modes, **kwargs)
+        if kwargs.get("private") and 1049 in modes and self._saved is not None:
+            (self.buffer, self.cursor), self._saved = self._saved, None
+            self.dirty.update(range(self.lines))
+
+
+class Terminal:
+    """One command in a pseudo-terminal of its own (ptyprocess), read through a terminal emulator
+    (pyte): the screen a person sees, the title, the modes left set. Both come from PyPI, so the
+    test extras are all a newcomer installs."""
+
+    KEYS = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
+            "Up": "\x1b[A", "Down": "\x1b[B", "Right": "\x1b[C", "Left": "\x1b[D"}
 
     def __init__(self, command: str, width: int = 150, height: int = 45, env: dict | None = None):
-        self.socket = f"tlview-test-{uuid.uuid4().hex[:12]}"
-        self.name = "main"
-        self.run("new-session", "-d", "-s", self.name, "-x", str(width), "-y", str(height),
-                 f"{command}; echo EXITED:$?; sleep 60", env={**os.environ, "TERM": "xterm-256color",
-                                                             **(env or {})})
+        self._screen = _Screen(width, height)
+        self._stream = pyte.ByteStream(self._screen)
+        self._lock = threading.Lock()
+        self.process = PtyProcess.spawn(
+            ["bash", "-c", f"{command}; echo EXITED:$?; sleep 60"], dimensions=(height, width),
+            env={**os.environ, "TERM": "xterm-256color", **(env or {})})
+        threading.Thread(target=self._read, daemon=True).start()
 
-    def run(self, *args: str, env=None) -> str:
-        return subprocess.run([TMUX, "-L", self.socket, *args], capture_output=True, text=True,
-                              check=True, env=env).stdout
+    def _read(self) -> None:
+        while True:
+            try:
+                data = self.process.read(65536)
+            except (EOFError, OSError):
+                return
+            with self._lock:
+                self._stream.feed(data)
 
     def keys(self, *keys: str) -> None:
-        self.run("send-keys", "-t", self.name, *keys)
+        for key in keys:
+            self.process.write(self.KEYS.get(key, key).encode())
 
     def screen(self) -> str:
-        return self.run("capture-pane", "-p", "-t", self.name)
+        with self._lock:
+            return "\n".join(line.rstrip() for line in self._screen.display)
+
+    @property
+    def title(self) -> str:
+        with self._lock:
+            return self._screen.title
+
+    def state(self) -> str:
+        """`alternate cursor mouse...` as 0/1 flags: the alternate screen, the cursor shown, and the
+        mouse reporting modes (1000, 1002, 1003, 1006, 1015) left on."""
+        with self._lock:
+            modes = set(self._screen.mode)
+        private = lambda mode: int((mode << 5) in modes)  # pyte keeps a private mode shifted
+        flags = [private(1049), int(pyte.modes.DECTCEM in modes)]
+        flags += [private(m) for m in (1000, 1002, 1003, 1006, 1015)]
+        return " ".join(map(str, flags))
 
     def wait_for(self, text: str, timeout: float = 30.0) -> str:
         deadline = time.monotonic() + timeout
@@ -157,16 +207,20 @@ class Tmux:
         return screen
 
     def close(self) -> None:
-        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True)
+        try:
+            os.killpg(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.process.close(force=True)
 
 
 @pytest.fixture
-def tmux():
-    """Start tmux sessions with `tmux(command)`; every server is killed at the end."""
+def terminal():
+    """Start commands in a real terminal with `terminal(command)`; every one is killed at the end."""
     started = []
 
-    def start(command: str, **kwargs) -> Tmux:
-        term = Tmux(command, **kwargs)
+    def start(command: str, **kwargs) -> Terminal:
+        term = Terminal(command, **kwargs)
         started.append(term)
         return term
 

@@ -85,26 +85,24 @@ def test_a_closed_stdout_is_told_in_one_line(mode, what):
 
 # ---- 2. signals and Ctrl+C give the terminal back -----------------------------------------------
 
-TERMINAL = "#{alternate_on} #{cursor_flag} #{mouse_any_flag} #{mouse_standard_flag} " \
-           "#{mouse_button_flag} #{mouse_all_flag} #{mouse_sgr_flag}"
-GIVEN_BACK = "0 1 0 0 0 0 0"  # main screen, cursor shown, no mouse reporting of any kind
+GIVEN_BACK = "0 1 0 0 0 0 0"  # main screen, cursor shown, no mouse reporting of any kind (Terminal.state)
 
 
-def _explorer(tmux, tmp_path):
+def _explorer(terminal, tmp_path):
     pidfile = tmp_path / f"pid-{uuid.uuid4().hex[:8]}"
-    term = tmux(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {TRACE_DIR}'")
+    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {TRACE_DIR}'")
     term.wait_for("✓ [0/0] ok")
-    assert term.run("display-message", "-p", "-t", term.name, TERMINAL).split()[0] == "1"  # alternate
+    assert term.state().split()[0] == "1"  # alternate
     return term, int(pidfile.read_text())
 
 
 def _terminal_state(term) -> str:
-    return term.run("display-message", "-p", "-t", term.name, TERMINAL).strip()
+    return term.state()
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
-def test_a_signal_gives_the_terminal_back(tmux, tmp_path, sig):
-    term, pid = _explorer(tmux, tmp_path)
+def test_a_signal_gives_the_terminal_back(terminal, tmp_path, sig):
+    term, pid = _explorer(terminal, tmp_path)
     os.kill(pid, sig)
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert f"EXITED:{128 + sig}" in screen and "Traceback" not in screen
@@ -112,7 +110,7 @@ def test_a_signal_gives_the_terminal_back(tmux, tmp_path, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_while_the_pool_indexes_a_big_trace(tmux, tmp_path, sig):
+def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, sig):
     """The explorer indexes a trace of 64 MiB or more in a process pool: a signal then ends it,
     its helpers with it, and no child prints a traceback (KeyboardInterrupt, BrokenPipeError)."""
     unit = TRACE.read_bytes()
@@ -121,7 +119,7 @@ def test_a_signal_while_the_pool_indexes_a_big_trace(tmux, tmp_path, sig):
         for _ in range((96 << 20) // len(unit)):
             f.write(unit)
     pidfile = tmp_path / "pid"
-    term = tmux(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big}' 2>&1")
+    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big}' 2>&1")
     term.wait_for("[0/0]", timeout=TIMEOUT)
     os.kill(int(pidfile.read_text()), sig)
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
@@ -131,8 +129,8 @@ def test_a_signal_while_the_pool_indexes_a_big_trace(tmux, tmp_path, sig):
     assert _terminal_state(term) == GIVEN_BACK
 
 
-def test_ctrl_c_quits(tmux, tmp_path):
-    term, _pid = _explorer(tmux, tmp_path)
+def test_ctrl_c_quits(terminal, tmp_path):
+    term, _pid = _explorer(terminal, tmp_path)
     term.keys("C-c")
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert "EXITED:0" in screen and "Traceback" not in screen
@@ -150,18 +148,18 @@ TEMP_NAMES = ("/proc/self/fd", "tlview-stdin")
      "tlview: stdin closed with no TORCH_TRACE or TORCH_LOGS line in it (1 line read)"),
     (f"gzip -c {TRACE}", "tlview: stdin is compressed (gzip)"),
 ])
-def test_a_pipe_that_brings_no_log_line_ends_with_a_message(tmux, feed, message):
-    term = tmux(f"{feed} | {tlview_command()} --follow -")
+def test_a_pipe_that_brings_no_log_line_ends_with_a_message(terminal, feed, message):
+    term = terminal(f"{feed} | {tlview_command()} --follow -")
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert "EXITED:2" in screen and message in screen
     assert not any(name in screen for name in TEMP_NAMES)
     assert _terminal_state(term) == GIVEN_BACK
 
 
-def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(tmux, tmp_path, truth):
+def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(terminal, tmp_path, truth):
     gate = tmp_path / "gate"
     os.mkfifo(gate)  # the writer starts when the test says so: no sleep
-    term = tmux(f"(read go < {gate}; cat {TRACE}) | {tlview_command()} --follow -")
+    term = terminal(f"(read go < {gate}; cat {TRACE}) | {tlview_command()} --follow -")
     screen = term.wait_for("waiting for stdin to hold a log line")
     assert not any(name in screen for name in TEMP_NAMES)
     with open(gate, "w") as go:

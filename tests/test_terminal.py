@@ -1,12 +1,12 @@
-"""The installed `tlview` in a real terminal (tmux): open a trace, move, filter, quit cleanly."""
+"""The installed `tlview` in a real terminal (terminal): open a trace, move, filter, quit cleanly."""
 
 from __future__ import annotations
 
 from conftest import CORPUS, tlview_command
 
 
-def test_open_move_filter_quit(tmux):
-    term = tmux(f"{tlview_command()} {CORPUS / 'recompiles' / 'trace'}")
+def test_open_move_filter_quit(terminal):
+    term = terminal(f"{tlview_command()} {CORPUS / 'recompiles' / 'trace'}")
     term.wait_for("✓ [0/0] ok")  # the Summary of the first compile id: the cursor is on it
     screen = term.wait_for("12 compile ids")  # the status line comes with the last refresh
     assert "scale_by_int" in screen and "[3/4]" in screen
@@ -28,10 +28,10 @@ def test_open_move_filter_quit(tmux):
     assert "Traceback" not in screen
 
 
-def test_follow_stdin_keeps_the_keyboard(tmux):
+def test_follow_stdin_keeps_the_keyboard(terminal):
     """`job 2>&1 | tlview --follow -`: the piped TORCH_LOGS text is shown, keys come from the tty."""
     text = CORPUS / "recompiles" / "torch_logs.txt"
-    term = tmux(f"cat {text} | {tlview_command()} --follow -")
+    term = terminal(f"cat {text} | {tlview_command()} --follow -")
     screen = term.wait_for("■ ended")  # cat closed the pipe: all of it read
     assert "12 compile ids" in screen and "[3/4]" in screen and "stdin" in screen
     assert "tlview-stdin" not in screen  # the temp copy of stdin is never shown
@@ -44,10 +44,10 @@ def test_follow_stdin_keeps_the_keyboard(tmux):
     assert "Traceback" not in screen
 
 
-def test_80x24_search_wrap_and_maximize(tmux):
+def test_80x24_search_wrap_and_maximize(terminal):
     """A person at 80x24: every tab and the footer's help key on screen, 40+ columns of code,
     `/` search with its count and `n`, `w` wrap, `m` maximize and Esc back."""
-    term = tmux(f"{tlview_command()} {CORPUS / 'model'}", width=80, height=24)
+    term = terminal(f"{tlview_command()} {CORPUS / 'model'}", width=80, height=24)
     term.wait_for("✓ [0/0] ok")
     term.keys("2")
     screen = term.wait_for("class GraphModule")

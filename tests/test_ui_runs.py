@@ -88,14 +88,14 @@ async def test_new_compile_ids_are_counted_as_the_status_line_counts_them(tmp_pa
         assert "12 compile ids" in app.query_one(StatusLine).text
 
 
-def test_toasts_leave_the_live_sign_readable(tmux, tmp_path):
+def test_toasts_leave_the_live_sign_readable(terminal, tmp_path):
     folder = tmp_path / "trace"
     folder.mkdir()
     path = folder / "dedicated_log_torch_trace_x.log"
     records = re.split(rb"(?m)^(?=V\d{4} )", RECOMPILES)
     first = next(i for i, r in enumerate(records) if b'"recompile_reasons"' in r)
     path.write_bytes(b"".join(records[:first]))
-    term = tmux(f"{tlview_command()} --follow {folder}")
+    term = terminal(f"{tlview_command()} --follow {folder}")
     term.wait_for("● LIVE")
     with open(path, "ab") as f:
         f.write(b"".join(records[first:]))
@@ -105,13 +105,13 @@ def test_toasts_leave_the_live_sign_readable(tmux, tmp_path):
     term.wait_for("EXITED:0")
 
 
-def test_run_as_the_readme_writes_it(tmux, tmp_path):
+def test_run_as_the_readme_writes_it(terminal, tmp_path):
     """`tlview --run -- python train.py`: the job gets TORCH_TRACE, tlview follows it."""
     trace = next((CORPUS / "model" / "trace").glob("*.log"))
     job = tmp_path / "job.py"
     job.write_text(f"import os, shutil\nshutil.copy({str(trace)!r}, os.path.join(os.environ['TORCH_TRACE'], "
                    "'dedicated_log_torch_trace_job.log'))\n")
-    term = tmux(f"{tlview_command()} --run -- {sys.executable} {job}")
+    term = terminal(f"{tlview_command()} --run -- {sys.executable} {job}")
     screen = term.wait_for("2 compile ids")
     assert "job finished" in term.wait_for("job finished") or "■ ended" in screen
     term.wait_for("■ ended")
@@ -120,12 +120,12 @@ def test_run_as_the_readme_writes_it(tmux, tmp_path):
     assert "the job's logs are in" in screen and "Traceback" not in screen
 
 
-def test_the_copy_of_stdin_is_never_left_behind(tmux, tmp_path):
+def test_the_copy_of_stdin_is_never_left_behind(terminal, tmp_path):
     """Killed with SIGTERM or SIGHUP while following a pipe: nothing stays in the temp folder."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         temp = tmp_path / sig.name
         temp.mkdir()
-        term = tmux(f"(cat {CORPUS / 'recompiles' / 'torch_logs.txt'}; sleep 30) | "
+        term = terminal(f"(cat {CORPUS / 'recompiles' / 'torch_logs.txt'}; sleep 30) | "
                     f"TMPDIR={temp} {tlview_command()} --follow -")
         term.wait_for("12 compile ids")
         assert list(temp.iterdir()) == []  # unlinked as soon as it was open

@@ -61,10 +61,10 @@ async def test_a_followed_text_log_closes_its_last_record_when_nobody_writes(tmp
         await until(pilot, lambda: "7 graph breaks" in status.text, timeout=20)  # the writer paused
 
 
-def test_piped_text_counts_the_last_break_after_eof(tmux, tmp_path):
+def test_piped_text_counts_the_last_break_after_eof(terminal, tmp_path):
     path = tmp_path / "torch_logs.txt"
     path.write_bytes(_up_to_last_break(CORPUS / "graph_breaks" / "torch_logs.txt"))
-    term = tmux(f"cat {path} | {tlview_command()} --follow -")
+    term = terminal(f"cat {path} | {tlview_command()} --follow -")
     screen = term.wait_for("■ ended")  # EOF on the pipe: everything read and closed
     assert "7 graph breaks" in screen and "LIVE" not in screen and "compiling" not in screen
     term.keys("q")
