@@ -160,6 +160,3 @@ def diagnose_node(node) -> list[Diagnosis]:
     """What happened in one compile id (attempt): its part of its compile's verdict."""
     return diagnose(p for p in node.compile.verdict.problems if p.node is node)
 
-
-def diagnose_compile(compile_) -> list[Diagnosis]:
-    return diagnose(compile_.verdict.problems)

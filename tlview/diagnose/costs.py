@@ -46,7 +46,7 @@ def run_summary(index: Index, rank=...) -> dict:
             continue
         frame = frames[(node.group, node.cid.frame_key)]
         if not frame.get("function"):
-            function, _, location = place_of(node.compile)
+            function, location = place_of(node.compile)
             frame["function"], frame["location"] = node.function() or function, node.location() or location
         seconds = time_of.get((node.rank, node.group.pid, str(node.cid.compile_key)))
         if node.cid.attempt == 0:

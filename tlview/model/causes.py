@@ -62,7 +62,6 @@ _RECOMPILE_RULES = [  # (cause, patterns, why); first match wins
                       r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b"],
      "a Python value changed: {detail}"),
 ]
-RECOMPILE_CAUSES = tuple(rule[0] for rule in _RECOMPILE_RULES) + ("other", NOT_LOGGED)
 _TENSOR_NAME = re.compile(r"tensor '([^']+)'")
 _EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
@@ -124,7 +123,6 @@ _BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's l
       r"Unsupported"],
      "a Python construct Dynamo does not support here"),
 ]
-BREAK_CAUSES = tuple(rule[0] for rule in _BREAK_RULES) + ("other", NOT_LOGGED)
 _LOGGING_CALL = re.compile(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
 
 
@@ -150,9 +148,6 @@ def restart_break_cause(reason: str) -> Cause:
 
 # ---- restarts -----------------------------------------------------------------------------------
 
-RESTART_CAUSES = ("after_graph_break", "tensorify_scalar", NOT_LOGGED)
-
-
 def is_graph_break_restart(reason: str) -> bool:
     """A restart of analysis after a graph break (most are), not TensorifyScalarRestartAnalysis
     (a float made a tensor, then specialized)."""
@@ -175,13 +170,7 @@ def restart_cause(reason: str | None, text_only: bool) -> Cause:
 
 # ---- failures -----------------------------------------------------------------------------------
 
-FAILURE_CAUSES = ("recompile_limit", "missing_fake_kernel", "backend_compiler_failed",
-                  "constraint_violation", "unsupported", "internal_error", "export_trace_failed", "other")
 _LIMIT = [r"recompile[_ ]limit", r"cache[_ ]size[_ ]limit"]
-
-
-def is_recompile_limit(fail_reason: str) -> bool:
-    return bool(search(_LIMIT, fail_reason))
 
 
 def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:

@@ -166,14 +166,6 @@ class CompileNode:
             return self.text.failure
         return failure_of_traceback(self.errors[0]) if self.errors else None
 
-    @property
-    def is_recompile(self) -> bool:
-        return self.cid.is_recompile
-
-    @property
-    def failed(self) -> bool:
-        return self.failure is not None
-
     def artifact_names(self) -> list[str]:
         return list(dict.fromkeys(art.name for art in self.artifacts))
 

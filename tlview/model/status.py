@@ -1,9 +1,10 @@
 """What a compile's status is, and how it looks: one word, one symbol (readable without colour), a
 severity (the worst status of a frame or rank is its own), and a rich style.
 
-tlparse's rule (`types.rs`): metrics with a fail_type -> error; else no graph ops -> empty; else
-restart reasons -> break; else ok; no metrics -> missing. While following, the newest compile
-that has no metrics yet is `compiling`, not missing.
+Decided by the verdict (verdict.py), from tlparse's rule (`types.rs`: metrics with a fail_type ->
+error; else no graph ops -> empty; else restart reasons -> break; else ok; no metrics -> missing),
+with a compile that broke the graph without a restart a break too. While following, the newest
+compile that has no metrics yet is `compiling`, not missing.
 """
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ class Status(Enum):
     EMPTY = ("empty", "○", 1, "dim", "no graph ops")
     COMPILING = ("compiling", "…", 2, "cyan", "live, no metrics yet")
     MISSING = ("missing", "?", 2, "magenta", "no metrics")
-    BREAK = ("break", "◐", 3, "yellow", "restarted after a graph break")
-    RESTART = ("restart", "◑", 3, "yellow", "restarted, not for a graph break")
+    BREAK = ("break", "◐", 3, "yellow", "broke the graph")
+    RESTART = ("restart", "◑", 3, "yellow", "restarted, not after a known graph break")
     ERROR = ("error", "✗", 4, "bold red", "failed")
 
     def __init__(self, word: str, symbol: str, severity: int, style: str, meaning: str) -> None:

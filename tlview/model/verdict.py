@@ -55,10 +55,6 @@ class Kind(Enum):
         """`1 recompile`, `2 graph breaks`."""
         return f"{n} {self.noun if n == 1 else self.plural}"
 
-    @classmethod
-    def of_word(cls, word: str) -> "Kind":
-        return next(k for k in cls if word in (k.word, k.key))
-
 
 @dataclass(eq=False, slots=True)
 class CompileProblem:
@@ -84,18 +80,9 @@ class CompileProblem:
         return self.node.id
 
     @property
-    def compile(self):
-        return self.node.compile
-
-    @property
     def primary(self) -> bool:
         """A problem to act on: a restart that follows a graph break is that break's."""
         return self.follows is None
-
-    @property
-    def code_function(self) -> str | None:
-        """The compiled frame's own function name (`torch_dynamo_resume_in_f_at_12`)."""
-        return self.node.compile.function()
 
 
 @dataclass(eq=False, slots=True)
@@ -125,10 +112,6 @@ class Verdict:
     def failure(self) -> CompileProblem | None:
         return next((p for p in self.problems if p.kind is Kind.FAILURE), None)
 
-    @property
-    def primary(self) -> list[CompileProblem]:
-        return [p for p in self.problems if p.primary]
-
 
 def judge(compile_) -> Verdict:
     """The verdict on one compile (all its attempts), or on a group's Export entry."""
@@ -140,7 +123,9 @@ def judge(compile_) -> Verdict:
         return Verdict(Status.ERROR if failures else Status.OK, tuple(failures), export=True)
     problems: list[CompileProblem] = []
     text_only = not any(n.in_trace for n in compile_.attempts)
-    function, resumed_at, location = place_of(compile_)
+    code_function, location = place_of(compile_)
+    found = resumed(code_function)
+    function, resumed_at = user_function(code_function), found.line if found else None
 
     def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
         found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
@@ -280,9 +265,9 @@ def _records(node, *roles) -> tuple:
     return tuple((a.source, a.rec) for a in node.artifacts_in(*roles))
 
 
-def place_of(compile_) -> tuple[str | None, int | None, str | None]:
-    """(the user's function, the line a resume function resumes at, the place being compiled): the
-    compile's own, else its frame's (a compile refused by the recompile limit names neither)."""
+def place_of(compile_) -> tuple[str | None, str | None]:
+    """(the compiled frame's function, its place): the compile's own, else its frame's (a compile
+    refused by the recompile limit names neither)."""
     function = compile_.function()
     location = compile_.location()
     if function is None or location is None:
@@ -291,8 +276,7 @@ def place_of(compile_) -> tuple[str | None, int | None, str | None]:
             location = location or other.location()
         function = function or compile_.frame.function
         location = location or compile_.frame.location
-    found = resumed(function)
-    return user_function(function), found.line if found else None, location
+    return function, location
 
 
 # ---- an Export entry (a group's records of no compile id) -----------------------------------------

@@ -18,6 +18,7 @@ from tlview.model.filters import Filter
 from tlview.model.index import Index
 from tlview.model.reasons import GraphBreak
 from tlview.model.totals import totals as index_totals
+from tlview.model.places import user_function
 from tlview.model.verdict import Kind, place_of
 from tlview.source.trace_file import TraceFile
 
@@ -61,16 +62,16 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
     metrics = node.metrics or {}
     failure = next((p for p in mine if p.kind is Kind.FAILURE), None)
     recompile = next((p for p in mine if p.kind is Kind.RECOMPILE), None)
-    function, resumed_at, location = place_of(compile_)
+    function, location = place_of(compile_)
+    function = "torch.export" if verdict.export else node.function() or function
     return {
         "id": node.id,
         "rank": node.rank,
         "process": node.group.pid,  # when the compile's file has no rank: its process
         "source": node.source.name if node.source is not None else None,
         "status": compile_.status.word,
-        "function": ("torch.export" if verdict.export else
-                     node.function() or compile_.function() or _code_name(compile_, function)),
-        "user_function": function,  # a resume function's parent
+        "function": function,
+        "user_function": user_function(function),  # a resume function's parent
         "location": node.location() or location,
         "graph_breaks": [_graph_break(p) for p in mine if p.kind is Kind.GRAPH_BREAK],
         "restart_reasons": [p.message if p.logged else f"(not logged) {p.why}"
@@ -94,14 +95,6 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
     }
 
 
-def _code_name(compile_, function: str | None) -> str | None:
-    """A compile that names no function of its own (refused by the recompile limit): its frame's."""
-    for other in compile_.frame.compiles:
-        if (name := other.function()) is not None:
-            return name
-    return function
-
-
 def _graph_break(problem) -> dict:
     if not problem.logged:
         return {"location": None, "reason": problem.why, "detail": None, "explanation": None,
@@ -116,7 +109,7 @@ def problem_entry(problem) -> dict:
     return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
             "fix": fix_for(problem), "compile_id": problem.compile_id,
             "function": problem.function, "resumed_at": problem.resumed_at,
-            "code_function": problem.code_function, "location": problem.location,
+            "location": problem.location,
             "against": problem.against.id if problem.against is not None else None,
             "logged": problem.logged, "primary": problem.primary,
             "follows": problem.follows.compile_id if problem.follows is not None else None,

@@ -46,7 +46,7 @@ def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
         title.append(f"   {node.group.label()}", style="dim")
     parts.append(title)
     verdict = compile_.verdict
-    function, resumed_at, location = place_of(compile_)
+    function, location = place_of(compile_)
     where = _kv_table()
     where.add_row("function", Text(visible(node.function() or function or "?")))
     where.add_row("location", Text(visible(node.location() or location or "?")))
