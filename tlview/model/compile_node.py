@@ -272,23 +272,6 @@ class Compile:
     def location(self) -> str | None:
         return next((loc for n in self.attempts if (loc := n.location())), None)
 
-    def attempt_with_graphs(self) -> CompileNode:
-        """The attempt whose graphs and code the compile is shown with: after a restart
-        (`0/1` then `0/1_1`) the graphs are in the last attempt that traced, not in `0/1`."""
-        for node in reversed(self.attempts):
-            if any(a.kind.role.in_graphs_pane for a in node.artifacts):
-                return node
-        return self.head
-
-    @property
-    def restart_reasons(self) -> list[str]:
-        reasons = (self.final_metrics or {}).get("restart_reasons")
-        return list(reasons) if isinstance(reasons, list) else []
-
-    @property
-    def failure(self) -> Failure | None:
-        return next((n.failure for n in reversed(self.attempts) if n.failure), None)
-
     def phases(self) -> dict[str, float]:
         """Seconds in Dynamo, AOT autograd, Inductor and codegen (forward), the backward compile,
         and the total."""
