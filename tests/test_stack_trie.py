@@ -10,7 +10,9 @@ import json
 import re
 import shutil
 import subprocess
+import sys
 from html.parser import HTMLParser
+from pathlib import Path
 
 import pytest
 from rich.console import Console
@@ -21,7 +23,7 @@ from tlview.model.indexing import open_index
 from tlview.model.verdict import Kind
 from tlview.report.stack_trie_look import trie_tree
 
-TLPARSE = shutil.which("tlparse")
+TLPARSE = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which("tlparse")
 # tlparse's status classes; tlparse calls any restart a break, and a break with no restart ok
 TLPARSE_STATUS = {"ok": "ok", "break": "break", "restart": "break", "empty": "empty", "error": "error",
                   "missing": "missing"}
