@@ -69,8 +69,10 @@ OUTSIDE = CompileId(None, None, None, 0)
 _CID_RE = re.compile(
     r"^(?:!(?P<ca>\d+)(?:/|$))?(?:(?P<frame>\d+|-)/(?P<fcid>\d+|-))?(?:_(?P<attempt>\d+))?$"
 )
+# A compile id as torch writes it inside messages (`0/1`, `0/0_1`, `!0/1/0`).
+CID_IN_TEXT = r"!?\d+(?:/\d+){1,2}(?:_\d+)?"
 # The compile-id prefix of a recompile reason: "0/0: tensor 'x' size mismatch ...".
-REASON_CID_RE = re.compile(r"^\s*(?P<cid>!?\d+(?:/\d+){1,2}(?:_\d+)?):\s*")
+REASON_CID_RE = re.compile(rf"^\s*(?P<cid>{CID_IN_TEXT}):\s*")
 
 
 def _as_int(value) -> int | None:

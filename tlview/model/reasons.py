@@ -10,7 +10,7 @@ from typing import Any
 
 import orjson
 
-from tlview.model.compile_id import REASON_CID_RE, CompileId
+from tlview.model.compile_id import CID_IN_TEXT, REASON_CID_RE, CompileId
 
 
 @dataclass(slots=True)
@@ -45,7 +45,7 @@ def reason_with_id(text: str) -> RecompileReason:
     return RecompileReason(text, CompileId.parse(m.group("cid")) if m else None)
 
 
-_RECOMPILE_ENTRY = re.compile(r"^\s*- (?P<cid>!?\d+(?:/\d+){1,2}(?:_\d+)?): ")
+_RECOMPILE_ENTRY = re.compile(rf"^\s*- (?P<cid>{CID_IN_TEXT}): ")
 
 
 def parse_recompile_reasons(text: str) -> list[RecompileReason]:

@@ -8,7 +8,6 @@ what it added, changed and removed (a TreeDelta), so the widget touches only tho
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
@@ -17,6 +16,7 @@ from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.filters import Filter
 from tlview.model.group import Group
 from tlview.model.kinds import Role
+from tlview.model.places import resumed
 from tlview.model.status import Status
 from tlview.model.verdict import Kind
 
@@ -89,14 +89,12 @@ def frame_title(entry: TreeEntry) -> str:
     if node.compile.verdict.export:
         return "torch.export (no Dynamo frame)"
     function = node.function() or "?"
-    resumed = RESUMED.fullmatch(function)
-    if resumed and where:  # torch's name for the code after a graph break: say it as a person would
-        return f"{prefix}{resumed.group(1)}, resumed at {where}"
+    resumed_in = resumed(function)
+    if resumed_in and where:  # torch's name for the code after a graph break: say it as a person would
+        return f"{prefix}{resumed_in.function}, resumed at {where}"
     return f"{prefix}{function}  {where}".rstrip()
 
 
-# The function torch makes of the code after a graph break in `step`, at line 25.
-RESUMED = re.compile(r"torch_dynamo_resume_in_(.+)_at_\d+")
 
 
 @dataclass
