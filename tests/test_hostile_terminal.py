@@ -164,8 +164,9 @@ def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(termin
     assert not any(name in screen for name in TEMP_NAMES)
     with open(gate, "w") as go:
         go.write("go\n")
-    screen = term.wait_for("■ ended")
+    term.wait_for("■ ended")
     records = f"{truth['totals']['records']:,} records"
+    screen = term.wait_for(records)  # (the counts come with the status line's next refresh)
     assert records in screen and f"{len(truth['compiles'])} compile ids" in screen
     assert not any(name in screen for name in TEMP_NAMES)
     term.keys("q")
