@@ -44,6 +44,9 @@ async def test_follow_a_folder_that_does_not_exist_yet(tmp_path):
         await until(pilot, lambda: len(app.model.compile_entries()) == 12)
         writer.join()
         await until(pilot, lambda: "LIVE" in _status(app) and "12 compile ids" in _status(app))
+        # [3/4] shows with its first record; its failure comes with the file's last one
+        await until(pilot, lambda: any(e.node.id == "3/4" and e.status.word != "compiling"
+                                       for e in app.model.compile_entries()))
         statuses = {e.node.id: e.status.word for e in app.model.compile_entries()}
         assert statuses["3/4"] == "error" and statuses["0/1"] == "ok"
         # auto-follow moved the cursor to the newest compile id as they came
