@@ -138,6 +138,12 @@ class _Screen(pyte.Screen):
             self.dirty.update(range(self.lines))
 
 
+def _without_size(environ) -> dict:
+    """The environment less COLUMNS and LINES (pytest-xdist's workers set them to 80x24): a
+    program in a real terminal asks the terminal for its size."""
+    return {k: v for k, v in environ.items() if k not in ("COLUMNS", "LINES")}
+
+
 class Terminal:
     """One command in a pseudo-terminal of its own (ptyprocess), read through a terminal emulator
     (pyte): the screen a person sees, the title, the modes left set. Both come from PyPI, so the
@@ -152,7 +158,7 @@ class Terminal:
         self._lock = threading.Lock()
         self.process = PtyProcess.spawn(
             ["bash", "-c", f"{command}; echo EXITED:$?; sleep 60"], dimensions=(height, width),
-            env={**os.environ, "TERM": "xterm-256color", **(env or {})})
+            env={**_without_size(os.environ), "TERM": "xterm-256color", **(env or {})})
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
@@ -212,6 +218,57 @@ class Terminal:
         except ProcessLookupError:
             pass
         self.process.close(force=True)
+
+
+def descendants(pid: int) -> list[int]:
+    """Every process under `pid` (Linux /proc), children first: found by the process tree, never
+    by a name in `ps` (a parallel run has other tlviews)."""
+    found, todo = [], [pid]
+    while todo:
+        parent = todo.pop(0)
+        for task in Path(f"/proc/{parent}/task").glob("*"):
+            try:
+                children = [int(c) for c in (task / "children").read_text().split()]
+            except OSError:
+                continue
+            found += children
+            todo += children
+    return found
+
+
+def command_line(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""
+
+
+def alive(pid: int) -> bool:
+    """Running, not a zombie waiting for its parent."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][:1] != "Z"
+    except OSError:
+        return False
+
+
+def wait_until(predicate, timeout: float, what: str) -> None:
+    """Poll a condition outside an app (a process, a file) until it holds, or fail saying what."""
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.01)
+
+
+@pytest.fixture(scope="session")
+def big_trace(tmp_path_factory) -> Path:
+    """A real trace repeated to 160 MiB, made once a session: big enough that the pool (the
+    explorer) and the forked children (headless) are still indexing when a test signals them."""
+    unit = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
+    with open(path, "wb") as f:
+        for _ in range((160 << 20) // len(unit)):
+            f.write(unit)
+    return path
 
 
 @pytest.fixture

@@ -17,7 +17,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, json_for, run_cli, tlview_command
+from conftest import CORPUS, alive, command_line, descendants, json_for, run_cli, tlview_command, wait_until
 
 TRACE_DIR = CORPUS / "recompiles" / "trace"
 TRACE = next(TRACE_DIR.glob("*.log"))
@@ -110,22 +110,24 @@ def test_a_signal_gives_the_terminal_back(terminal, tmp_path, sig):
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, sig):
-    """The explorer indexes a trace of 64 MiB or more in a process pool: a signal then ends it,
-    its helpers with it, and no child prints a traceback (KeyboardInterrupt, BrokenPipeError)."""
-    unit = TRACE.read_bytes()
-    big = tmp_path / "dedicated_log_torch_trace_big.log"
-    with open(big, "wb") as f:
-        for _ in range((96 << 20) // len(unit)):
-            f.write(unit)
+def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, big_trace, sig):
+    """The explorer indexes a trace of 64 MiB or more in a process pool: a signal sent while the
+    pool's processes run ends tlview, every one of them with it, and no child prints a traceback
+    (KeyboardInterrupt, BrokenPipeError)."""
     pidfile = tmp_path / "pid"
-    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big}' 2>&1")
-    term.wait_for("[0/0]", timeout=TIMEOUT)
-    os.kill(int(pidfile.read_text()), sig)
+    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big_trace}' 2>&1")
+    wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), TIMEOUT, "tlview to start")
+    pid = int(pidfile.read_text())
+    # the pool: a forkserver and its workers, under tlview; the signal comes while they run
+    in_pool = lambda: [p for p in descendants(pid) if "multiprocessing" in command_line(p)]  # noqa: E731
+    wait_until(lambda: len(in_pool()) >= 2, TIMEOUT, "the indexing pool to start")
+    pool = in_pool()
+    os.kill(pid, sig)
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert f"EXITED:{128 + sig}" in screen
     for noise in ("Traceback", "KeyboardInterrupt", "BrokenPipe", "Error"):
         assert noise not in screen
+    wait_until(lambda: not any(alive(p) for p in pool), 5, "the pool's processes to end with tlview")
     assert _terminal_state(term) == GIVEN_BACK
 
 

@@ -6,6 +6,8 @@ at the pictures in snapshot_report.html before committing them.
 
 from __future__ import annotations
 
+import asyncio
+
 from conftest import CORPUS, press, ready
 from tlview.ui.app import TlviewApp
 
@@ -27,9 +29,13 @@ async def _settle(pilot):
     await _stable(pilot)
 
 
-async def _stable(pilot):
+async def _stable(pilot, timeout: float = 10.0):
+    """A layout that keeps moving (a resize loop, a timer) fails here, instead of hanging."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
     same, last = 0, None
     while same < 3:
+        assert loop.time() < deadline, f"the layout never settled: {last}"
         await pilot.pause(0.02)
         await pilot.app.workers.wait_for_complete()  # code highlighted in a thread, as it is drawn
         now = _layout(pilot.app)

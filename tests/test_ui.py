@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import threading
 
 import pytest
 
@@ -166,20 +167,48 @@ async def test_copy_gives_the_text_a_pane_shows():
             assert "Visual(" not in app.detail.copy_text() and "\x1b" not in app.detail.copy_text()
 
 
-async def test_text_replaced_while_highlighting_is_highlighted():
-    """A new text shown while the old one's block is still being highlighted gets its own colours
-    (the old block's result is dropped, never taken for the new one's)."""
+async def test_text_replaced_while_highlighting_is_highlighted(monkeypatch):
+    """A new text shown while the old one's block is still being highlighted gets its own colours:
+    the old block's result, arriving last, is dropped, never drawn for the new text. The lexer's
+    run for the old text is held until the new one is drawn, so the order is always that one."""
+    from tlview.ui import payload_view
+
+    held = threading.Event()
+    lexer = payload_view._highlighter
+
+    class HeldForOld:
+        def __init__(self, language):
+            self.syntax = lexer(language)
+
+        def highlight(self, code):
+            if code.startswith("x = 1\nx = 1"):  # the old text's block (not the warm-up's "x = 1")
+                held.wait(10)
+            return self.syntax.highlight(code)
+
+    monkeypatch.setattr(payload_view, "_highlighter", HeldForOld)
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         await press(pilot, "2")
         view = app.query_one("#graph-view", PayloadView)
         view.set_text("x = 1\n" * 10)
-        view.highlighted(0)  # its block starts highlighting
+        view.highlighted(0)  # its block starts highlighting, and waits
         view.set_text("def f(y):\n    return y + 2\n")
-        await pilot.pause()
+
+        def drawn(y: int) -> list:
+            """The line's text segments as drawn, after the line-number gutter."""
+            return list(view.render_line(y))[1:]
+
+        def keyword_coloured() -> bool:
+            segments = drawn(0)
+            styles = {seg.style.color for seg in segments if seg.text.strip() and seg.style is not None}
+            return "".join(seg.text for seg in segments).strip() == "def f(y):" and len(styles) > 1
+
+        await until(pilot, keyword_coloured, timeout=5, what="the new text highlighted")
+        held.set()  # the old block's result now comes in
         await app.workers.wait_for_complete()
         await pilot.pause()
-        # (asking highlighted() again would start the block anew: look at what is drawn from)
-        await until(pilot, lambda: 0 in view._cache, timeout=3, what="the new text highlighted")
-        assert view._cache[0].plain == "def f(y):" and view._cache[0].spans
+        assert keyword_coloured(), drawn(0)
+        assert "".join(seg.text for seg in drawn(1)).strip() == "return y + 2"
+
+

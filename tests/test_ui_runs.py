@@ -10,8 +10,10 @@ import subprocess
 import sys
 import threading
 import time
+from pathlib import Path
 
-from conftest import CORPUS, GENERATED, SIZE, plain, press, ready, tlview_command, until
+from conftest import (CORPUS, GENERATED, SIZE, alive, command_line, descendants, plain, press, ready,
+                      tlview_command, until, wait_until)
 from tlview.ui.app import TlviewApp
 from tlview.ui.status_line import StatusLine
 
@@ -121,23 +123,20 @@ def test_run_as_the_readme_writes_it(terminal, tmp_path):
 
 
 def test_the_copy_of_stdin_is_never_left_behind(terminal, tmp_path):
-    """Killed with SIGTERM or SIGHUP while following a pipe: nothing stays in the temp folder."""
+    """Killed with SIGTERM or SIGHUP while following a pipe: tlview ends, and its copy of the pipe never had a name in the temp folder (open, but unlinked at once)."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         temp = tmp_path / sig.name
         temp.mkdir()
         term = terminal(f"(cat {CORPUS / 'recompiles' / 'torch_logs.txt'}; sleep 30) | "
-                    f"TMPDIR={temp} {tlview_command()} --follow -")
+                        f"TMPDIR={temp} {tlview_command()} --follow -")
         term.wait_for("12 compile ids")
-        assert list(temp.iterdir()) == []  # unlinked as soon as it was open
-        pid = None
-        for line in subprocess.run(["ps", "-eo", "pid,args"], capture_output=True, text=True).stdout.split("\n"):
-            if "--follow -" in line and "tlview" in line and "sh -c" not in line:
-                pid = int(line.split()[0])
-        assert pid is not None
+        pid = next(p for p in descendants(term.process.pid) if "--follow -" in command_line(p))
+        copies = [os.readlink(fd) for fd in Path(f"/proc/{pid}/fd").iterdir()
+                  if os.readlink(fd).startswith(str(temp))]
+        assert copies and all(c.endswith(" (deleted)") for c in copies), copies  # held, no name
+        assert list(temp.iterdir()) == []
         os.kill(pid, sig)
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and subprocess.run(["ps", "-p", str(pid)], capture_output=True).returncode == 0:
-            time.sleep(0.05)
+        wait_until(lambda: not alive(pid), 10, f"tlview to end on {sig.name}")
         assert list(temp.iterdir()) == []
 
 

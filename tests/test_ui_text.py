@@ -51,14 +51,27 @@ def _up_to_last_break(source) -> bytes:
     return b"\n".join(lines[:last + 1]) + b"\n"
 
 
-async def test_a_followed_text_log_closes_its_last_record_when_nobody_writes(tmp_path):
+async def test_a_followed_text_log_closes_its_last_record_when_nobody_writes(tmp_path, monkeypatch):
+    """The job's last record has no successor to end it: it stays open while the log may still
+    grow, and is closed once nothing was written for IDLE_SECONDS. The test sets that time, so
+    it never races the clock: an hour (the follower looks, and keeps it open), then none."""
+    from tlview.model import live
+
     path = tmp_path / "torch_logs.txt"
     path.write_bytes(_up_to_last_break(CORPUS / "graph_breaks" / "torch_logs.txt"))
+    looks = []
+    close_idle = live.LiveIndex.close_idle
+    monkeypatch.setattr(live.LiveIndex, "close_idle", lambda self: looks.append(1) or close_idle(self))
+    monkeypatch.setattr(live, "IDLE_SECONDS", 3600.0)
     app = TlviewApp(str(path), follow=True)
     async with app.run_test(size=SIZE) as pilot:
         status = app.query_one(StatusLine)
-        await until(pilot, lambda: "6 graph breaks" in status.text)  # the last is still open
-        await until(pilot, lambda: "7 graph breaks" in status.text, timeout=20)  # the writer paused
+        await until(pilot, lambda: "6 graph breaks" in status.text)
+        seen = len(looks)
+        await until(pilot, lambda: len(looks) >= seen + 2, what="the follower to look at it twice more")
+        assert "6 graph breaks" in status.text  # not idle long enough: the last record stays open
+        monkeypatch.setattr(live, "IDLE_SECONDS", 0.0)
+        await until(pilot, lambda: "7 graph breaks" in status.text)  # idle: closed, and counted
 
 
 def test_piped_text_counts_the_last_break_after_eof(terminal, tmp_path):

@@ -77,10 +77,11 @@ class LiveIndex:
             self._grew_at, self._idle_closed = time.monotonic(), False
         return update
 
-    def close_idle(self, idle: float = IDLE_SECONDS) -> bool:
+    def close_idle(self, idle: float | None = None) -> bool:
         """Nothing was written for `idle` seconds: the records still open in text logs are whole
         (a job's last line has no successor to end it), so close them; a later line starts a new
         record. True if that happened."""
+        idle = IDLE_SECONDS if idle is None else idle
         if self._idle_closed or time.monotonic() - self._grew_at < idle:
             return False
         self._idle_closed = True

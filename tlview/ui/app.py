@@ -48,10 +48,15 @@ def settle_memory() -> None:
     """The index and the tree live as long as the app: out of the cyclic GC's way. Otherwise a
     full collection walks them every second or so, and a key or a live update that lands on one
     waits 80-100 ms more (measured at 10,000 compile ids; at 1,000, pane switches peaked at
-    66-90 ms, 33-35 ms frozen). Done each time the tree doubled: a few times in all."""
+    66-90 ms, 33-35 ms frozen). Done each time the tree doubled from SETTLE_FROM entries on: a
+    few times in all. Below that the GC's walk is short, and a full collection of the whole heap
+    (0.2 s in a big process) would cost more than it saves."""
     gc.unfreeze()  # what was dropped since (an index built again) may go now
     gc.collect()
     gc.freeze()
+
+
+SETTLE_FROM = 500  # tree entries
 
 
 class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[int]):
@@ -170,7 +175,7 @@ class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[in
             self.detail.refresh_entry()  # what it shows grew
         self._sync_detail()
         self._show_tree_note()
-        if len(self.model.by_key) > 2 * self._settled_at:
+        if len(self.model.by_key) >= max(SETTLE_FROM, 2 * self._settled_at + 1):
             self._settled_at = len(self.model.by_key)
             settle_memory()
         self._set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
