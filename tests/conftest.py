@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import copy
+import inspect
 import io
 import json
 import os
@@ -28,6 +29,18 @@ PEER = FIXTURES / "peer" / "tlparse-tests"
 GENERATED = FIXTURES / "generated"
 SCENARIOS = ["graph_breaks", "recompiles", "dynamic_shapes", "model", "distributed"]
 SIZE = (150, 45)
+
+
+SLOW_FIXTURES = {"terminal", "snap_compare", "big_trace"}
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """`slow`: a test that starts the app (Pilot, an async test), a real terminal, or reads a big
+    input. `pytest -m "not slow"` leaves them out: the edit-and-test loop (README)."""
+    for item in items:
+        if SLOW_FIXTURES & set(getattr(item, "fixturenames", ())) or \
+                inspect.iscoroutinefunction(getattr(item, "obj", None)):
+            item.add_marker(pytest.mark.slow)
 
 
 def run_cli(*args: str) -> tuple[int, str]:
@@ -93,6 +106,15 @@ async def press(pilot, *keys: str) -> None:
     await pilot.press(*keys)
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def type_in(pilot, text: str) -> None:
+    """What typing `text` into the focused input does, as one change instead of a frame per key
+    (typing key by key is itself tested in test_ui.py)."""
+    field = pilot.app.focused
+    field.value = field.value + text
+    field.cursor_position = len(field.value)
     await pilot.pause()
 
 

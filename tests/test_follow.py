@@ -9,6 +9,8 @@ from pathlib import Path
 import textwrap
 import time
 
+import pytest
+
 from conftest import CORPUS
 from tlview.model.index import Index
 from tlview.model.indexing import open_index
@@ -57,6 +59,7 @@ def _doc(index: Index) -> dict:
     return doc
 
 
+@pytest.mark.slow  # a big input: seconds
 def test_follow_a_writer_to_the_same_index_as_from_scratch(tmp_path):
     folder = tmp_path / "tracedir"
     live = LiveIndex(str(folder), poll_interval=0.01)

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import re
 
+import pytest
+
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -93,6 +95,7 @@ KINDS = ["dynamo_start", "compilation_metrics", "artifact", "str", "dynamo_outpu
                                                                    "rank", "compiled_autograd_id", "has_payload"]),
                                                   json_values, max_size=4),
                                   st.text(max_size=50)), min_size=1, max_size=25))
+@pytest.mark.slow  # a big input: seconds
 def test_metadata_of_the_wrong_types(tmp_path_factory, entries):
     import orjson
 

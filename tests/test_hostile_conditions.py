@@ -239,6 +239,7 @@ def test_escape_codes_in_a_failure_never_reach_the_terminal(tmp_path):
     assert "\\x1b]0;PWNED" in out  # shown, escaped
 
 
+@pytest.mark.slow  # a big input: seconds
 def test_too_many_record_kinds(tmp_path):
     lines = b"".join(b'V1121 23:27:10.004000 1 torch/x.py:1] {"kind_%d": {}, "frame_id": 0, '
                      b'"frame_compile_id": 0, "attempt": 0}\n' % i for i in range(70_000))
@@ -305,6 +306,7 @@ def huge_payload_trace(folder: Path, size: int, one_line: bool) -> Path:
     return folder
 
 
+@pytest.mark.slow  # a big input: seconds
 @pytest.mark.parametrize("one_line", [False, True])
 def test_a_huge_payload_is_hashed_and_shown_in_bounded_memory(tmp_path, clean, one_line):
     folder = huge_payload_trace(tmp_path, 96 << 20, one_line)
@@ -327,6 +329,7 @@ def test_a_huge_payload_is_hashed_and_shown_in_bounded_memory(tmp_path, clean, o
     same_records(without_paths(build_summary(index)), clean)
 
 
+@pytest.mark.slow  # a big input: seconds
 def test_a_huge_run_of_prints_in_a_text_log_is_shown_by_its_start(tmp_path):
     log = (CORPUS / "recompiles" / "torch_logs.txt").read_bytes()
     prints = b"step 1 loss 0.5 " * 4 + b"\n"
@@ -382,6 +385,7 @@ def test_the_streaming_decoder_equals_decoding_at_once(region, cuts):
 
 # ---- many files -----------------------------------------------------------------------------------
 
+@pytest.mark.slow  # a big input: seconds
 def test_more_files_than_the_open_file_limit(tmp_path):
     """2,000 rank files under a limit of 256 open files: every record of every rank is read."""
     small = b"".join(RECORDS[:40])
@@ -481,6 +485,7 @@ def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
 _PAYLOAD_LINES = st.lists(st.text(alphabet="ab\t\r x", max_size=12), min_size=1, max_size=6)
 
 
+@pytest.mark.slow  # a big input: seconds
 @settings(max_examples=60, deadline=None)
 @given(lines=_PAYLOAD_LINES, tamper=st.booleans(), blank=st.booleans())
 def test_md5_checked_in_the_scan_agrees_with_the_decoder(tmp_path_factory, lines, tamper, blank):

@@ -12,7 +12,7 @@ from tlview.ui.payload_view import PayloadView
 from tlview.ui.searching import SearchBar
 from tlview.ui.text_search import display_line
 
-from conftest import CORPUS, SIZE, plain, press, ready, until, visible_lines
+from conftest import CORPUS, SIZE, plain, press, ready, type_in, until, visible_lines
 
 
 async def _graph_view(app, pilot) -> PayloadView:
@@ -52,7 +52,7 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         await press(pilot, "slash")
         bar = app.query_one(SearchBar)
         assert bar.display and app.focused is bar and not app.filter_bar.display  # not the tree filter
-        await press(pilot, *"view")
+        await type_in(pilot, "view")
         assert view.search.total == len(expected)
         assert f"match 1 of {len(expected)}" in view.border_subtitle
         await press(pilot, "enter")  # keeps the matches; the keys go back to the view
@@ -73,7 +73,9 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         assert drawn.lower() == "view"
         await press(pilot, "escape")  # in the view, Esc ends the search
         assert view.search is None and "match" not in view.border_subtitle
-        await press(pilot, "slash", *"view", "escape")  # and in the bar, too
+        await press(pilot, "slash")
+        await type_in(pilot, "view")
+        await press(pilot, "escape")  # and in the bar, too
         assert view.search is None and app.focused is view
 
 
@@ -81,13 +83,17 @@ async def test_search_wraps_and_says_so_and_a_query_with_no_match_says_that():
     app = TlviewApp(str(CORPUS / "model"))
     async with app.run_test(size=SIZE) as pilot:
         view = await _graph_view(app, pilot)
-        await press(pilot, "enter", "slash", *"GraphModule", "enter")  # a capital: case-sensitive
+        await press(pilot, "enter", "slash")
+        await type_in(pilot, "GraphModule")  # a capital: case-sensitive
+        await press(pilot, "enter")
         total = len([1 for line in view.text.split("\n") for _ in range(line.count("GraphModule"))])
         assert view.search.total == total >= 1
         for _ in range(total):
             await press(pilot, "n")
         assert "match 1 of" in view.border_subtitle  # past the last: back to the first
-        await press(pilot, "slash", "ctrl+u", *"no-such-text-here", "enter")
+        await press(pilot, "slash", "ctrl+u")
+        await type_in(pilot, "no-such-text-here")
+        await press(pilot, "enter")
         assert view.search.total == 0 and "no match" in view.border_subtitle
 
 
@@ -107,7 +113,9 @@ async def test_search_in_the_guards_pane():
         await press(pilot, "3", "enter")
         view = app.query_one("#guards-pane PayloadView", PayloadView)
         assert app.focused is view
-        await press(pilot, "slash", *"tensor_match", "enter")
+        await press(pilot, "slash")
+        await type_in(pilot, "tensor_match")
+        await press(pilot, "enter")
         expected = _occurrences(view, "tensor_match")
         assert expected and view.search.total == len(expected)
 
@@ -244,10 +252,13 @@ async def test_filter_bar_closes_on_enter_and_a_rank_on_a_run_without_ranks_says
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"), Filter())
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        await press(pilot, "slash", *"recompiles", "enter")
+        await press(pilot, "slash")
+        await type_in(pilot, "recompiles")
+        await press(pilot, "enter")
         assert not app.filter_bar.display and app.flt.active and app.focused is app.tree
         await press(pilot, "escape")
         assert not app.flt.active
-        await press(pilot, "slash", *"rank:1")
+        await press(pilot, "slash")
+        await type_in(pilot, "rank:1")
         note = str(app.query_one("#tree-note").render())
         assert "no ranks" in note

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from conftest import (CORPUS, GENERATED, SIZE, alive, command_line, descendants, plain, press, ready,
-                      tlview_command, until, wait_until)
+                      tlview_command, type_in, until, wait_until)
 from tlview.ui.app import TlviewApp
 from tlview.ui.status_line import StatusLine
 
@@ -37,7 +37,9 @@ async def test_escape_on_a_filter_keeps_the_compile_id():
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        await pilot.press("slash", *"errors", "enter")
+        await press(pilot, "slash")
+        await type_in(pilot, "errors")
+        await press(pilot, "enter")
         await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node.id == "3/4")
         await pilot.press("escape")
         await until(pilot, lambda: len(app.model.compile_entries()) == 12)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from rich.console import Console
 
-from conftest import CORPUS, GENERATED, PEER, SIZE, compile_entries, json_for, plain, press, ready, run_cli, until
+from conftest import CORPUS, GENERATED, PEER, SIZE, compile_entries, json_for, plain, press, ready, run_cli, type_in, until
 from tlview.model.indexing import open_index
 from tlview.model.registry import KINDS
 from tlview.report.summary import build_summary
@@ -135,6 +135,7 @@ def test_every_view_agrees_on_every_fixture(path):
     _check_agreement(path)
 
 
+@pytest.mark.slow  # a big input: seconds
 def test_every_view_agrees_on_cut_traces_and_texts_without_a_category(variants):
     assert len(variants) > 30
     for path in variants:
@@ -165,7 +166,9 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
             if any(p["kind"] == kind for e in doc["outside_compiles"] for p in e["verdict"]):
                 # the export failed: its Export entry, and its compile ids, which are part of it
                 expected |= {"-/-", *(c["id"] for c in doc["compiles"] if c["function"] == "torch.export")}
-            await press(pilot, "slash", *word, "enter")
+            await press(pilot, "slash")
+            await type_in(pilot, word)
+            await press(pilot, "enter")
             await until(pilot, lambda: f"filter: {word}" in status.text)
             shown = {e.node.id for e in compile_entries(app) if e.kind in ("compile", "outside")}
             assert shown == expected, word
