@@ -119,7 +119,7 @@ def test_never_writes_in_the_folder_it_reads(tmp_path, capsys):
         (folder / path.name).write_bytes(path.read_bytes())
     before = sorted(p.name for p in folder.iterdir())
     assert main(["--perfetto", str(folder / "out.json"), str(folder)]) == 2
-    assert "never writes in the folder it reads" in capsys.readouterr().err
+    assert "in a folder it reads" in capsys.readouterr().err
     assert sorted(p.name for p in folder.iterdir()) == before
 
 

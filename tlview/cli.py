@@ -95,10 +95,11 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _say(line: str) -> None:
-    """One line on stderr, if there is a stderr (`2>&-`: print would write to stdout instead)."""
+    """One line on stderr, if there is a stderr (`2>&-`: print would write to stdout instead).
+    What came from the input in it (a name, a reason) is made visible, never run by the terminal."""
     if sys.stderr is not None:
         try:
-            print(line, file=sys.stderr)
+            print(visible(line), file=sys.stderr)
         except (OSError, ValueError):
             pass
 
@@ -210,23 +211,19 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
         index.close()
 
 
-NO_WRITE_HERE = "--perfetto {}: tlview never writes in the folder it reads; write the trace elsewhere"
+NO_WRITE_HERE = ("--perfetto {}: tlview never writes over a log it reads or in a folder it reads "
+                 "(links resolved); write the trace elsewhere")
 
 
 def _perfetto(target: str, read_path: str, index, rank) -> int:
     """Write the Chrome trace to `target`, never into what is read; say what was written."""
+    from tlview.report.output_file import write_file
     from tlview.report.perfetto import write_perfetto
 
     if _reads(read_path, target, index):
         return _fail(NO_WRITE_HERE.format(target))
     try:
-        with open(target, "wb") as out:
-            try:
-                written = write_perfetto(index, out, rank if rank is not None else ...)
-            except OSError:
-                if os.path.isfile(target):  # (never a device: `--perfetto /dev/full`)
-                    os.unlink(target)  # a full disk: no half-written JSON left behind
-                raise
+        written = write_file(target, lambda out: write_perfetto(index, out, rank if rank is not None else ...))
     except OSError as exc:
         return _cannot_write(f"the Chrome trace {target}", exc.strerror or str(exc))
     if not written.total:
@@ -240,11 +237,10 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
 
 
 def _reads(read_path: str, target: str, index=None) -> bool:
-    """Whether writing `target` would write into what tlview reads (the folder, a log in it)."""
-    where, read = os.path.realpath(target), os.path.realpath(read_path)
-    if where == read or (os.path.isdir(read) and os.path.commonpath([where, read]) == read):
-        return True
-    return index is not None and where in {os.path.realpath(s.path) for s in index.sources}
+    """Whether writing `target` would write into what tlview reads (a log, a folder read)."""
+    from tlview.report.output_file import writes_into_input
+
+    return writes_into_input(target, read_path, [s.path for s in index.sources] if index is not None else ())
 
 
 def _keep(flt):

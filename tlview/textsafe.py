@@ -25,6 +25,16 @@ def visible(text: str) -> str:
     return _UNSAFE.sub(_visible, text)
 
 
+_BREAKS = re.compile("[\t\n]")
+
+
+def visible_name(name: str) -> str:
+    """A file name as one printable line: a byte that is not UTF-8 as `\\xff` (as `ls -b`), and
+    every control character, newline and tab too, made visible (a name is never two lines)."""
+    name = name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    return _BREAKS.sub(_visible, visible(name))
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """First line, made visible and cut to `limit` characters."""
     line = visible(text.split("\n", 1)[0].replace("\t", " "))
@@ -62,17 +72,29 @@ def escape_undecodable(stream) -> None:
         pass  # not a TextIOWrapper: it writes what it can
 
 
+# In UTF-8: C1 controls (U+0080-U+009F; U+009B is a CSI, U+009D an OSC to a terminal that takes
+# 8-bit controls) and the bidi controls. orjson escapes C0 itself and writes these raw.
+_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+
+
+def _json_escape(m: re.Match) -> bytes:
+    return b"\\u%04x" % ord(m.group().decode("utf-8"))
+
+
 def json_bytes(summary: dict) -> bytes:
+    """The JSON document, with every control character escaped (`\\u001b`, `\\u009b`): a
+    `cat` of it never acts on the terminal. (Those bytes occur only inside JSON strings.)"""
     import orjson
 
     def dump(doc) -> bytes:
         return orjson.dumps(doc, option=orjson.OPT_INDENT_2 | orjson.OPT_NON_STR_KEYS, default=str)
 
     try:
-        return dump(summary)
+        data = dump(summary)
     except orjson.JSONEncodeError:
         # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
-        return dump(_without_surrogates(summary))
+        data = dump(_without_surrogates(summary))
+    return _UNSAFE_UTF8.sub(_json_escape, data)
 
 
 def _without_surrogates(value):

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from tlview.model.look import short_path
 from tlview.model.verdict import Kind
-from tlview.textsafe import one_line, visible_data
+from tlview.textsafe import one_line, visible_data, visible_name
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
 
@@ -17,7 +17,7 @@ def render_compare(comparison: dict, console: Console) -> None:
     comparison = visible_data(comparison)
     before, after = comparison["before"], comparison["after"]
     head = Text("tlview compare", style="bold")
-    head.append(f"  before: {before['path']}  after: {after['path']}", style="dim")
+    head.append(f"  before: {visible_name(before['path'])}  after: {visible_name(after['path'])}", style="dim")
     console.print(head)
     table = Table(expand=False, pad_edge=False, show_edge=False, box=None)
     for name in ("", "before", "after"):

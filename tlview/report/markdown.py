@@ -12,7 +12,7 @@ import re
 from tlview.diagnose.caches import outcome_words
 from tlview.model.look import ref, short_path, totals_line
 from tlview.model.verdict import Kind
-from tlview.textsafe import one_line, visible_data
+from tlview.textsafe import one_line, visible_data, visible_name
 
 _TICKS = re.compile(r"`+")
 
@@ -33,7 +33,7 @@ def markdown_report(summary: dict) -> str:
         facts.append(f"filter: {summary['filter']}")
     out += [prose(", ".join(facts)) + ".", ""]
     for source in summary["sources"]:
-        out.append(f"- {source['kind']}: {code(source['path'])} ({source['records']:,} records)")
+        out.append(f"- {source['kind']}: {code(visible_name(source['path']))} ({source['records']:,} records)")
     out.append("")
     if summary["compiles"]:
         out += ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]
@@ -85,7 +85,7 @@ def markdown_compare(comparison: dict) -> str:
     comparison = visible_data(comparison)
     before, after = comparison["before"], comparison["after"]
     out = ["# torch.compile: two runs compared", "",
-           f"- before: {code(before['path'])}", f"- after: {code(after['path'])}", "",
+           f"- before: {code(visible_name(before['path']))}", f"- after: {code(visible_name(after['path']))}", "",
            "| | before | after |", "|---|---|---|"]
     for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind),
                        ("compile_seconds", "compile seconds")):

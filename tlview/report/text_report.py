@@ -15,7 +15,7 @@ from tlview.model.look import CAUSE_STYLE, totals_line, phase_legend, ref, secon
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
-from tlview.textsafe import one_line, visible, visible_data
+from tlview.textsafe import one_line, visible, visible_data, visible_name
 
 
 def _rstripped(text: Text) -> Text:
@@ -42,7 +42,7 @@ def render_report(summary: dict, console: Console) -> None:
     console.print(head)
     for source in summary["sources"]:
         line = Text(f"  {source['kind']:5} ", style="dim")
-        line.append(visible(source["path"]))
+        line.append(visible_name(source["path"]))
         line.append(f"  {source['bytes']:,} bytes, {source['records']:,} records", style="dim")
         if source.get("rank") is not None:
             line.append(f"  rank {source['rank']}", style="dim")

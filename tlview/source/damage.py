@@ -100,14 +100,19 @@ class DamagedLines:
     def _rescue(self, buf: bytes, pos: int, eol: int, base: int, glued: re.Match | None = None) -> None:
         """buf[pos:eol] is a line that is not a record: report it, but read a record glued inside it
         (after a torn write or a run of NULs), reporting only the bytes before that record."""
+        q = self._report_bad_line(buf, pos, eol, base, glued)
+        if q is not None:
+            j = buf.find(b"] {", q, eol)
+            self._scan_envelope(buf, q, eol, j, buf.find(HAS_PAYLOAD, j, eol), base)
+
+    def _report_bad_line(self, buf: bytes, pos: int, eol: int, base: int,
+                         glued: re.Match | None = None) -> int | None:
+        """Report the bad bytes at buf[pos:...]; where a record glued after them starts, or None."""
         glued = glued or ENVELOPE_START.search(buf, pos + 1, eol)
         bad_end = glued.start() if glued else eol
         self._close_open(base + pos)
         self.sink.on_problem(self, base + pos, "bad line", bad_line_message(buf, pos, bad_end, glued is not None))
-        if glued:
-            q = glued.start()
-            j = buf.find(b"] {", q, eol)
-            self._scan_envelope(buf, q, eol, j, buf.find(HAS_PAYLOAD, j, eol), base)
+        return glued.start() if glued else None
 
 
 def bad_line_message(buf: bytes, start: int, end: int, before_record: bool = False) -> str:

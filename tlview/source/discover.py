@@ -15,6 +15,7 @@ import stat
 from dataclasses import dataclass
 
 from tlview.source.text_log import LINE_RE, clean_line
+from tlview.textsafe import visible_name
 
 TRACE_LINE = re.compile(rb"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
 TRACE_LINE_INSIDE = re.compile(rb"V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
@@ -130,8 +131,9 @@ def special_kind(mode: int) -> str | None:
 
 
 def shown(path: str) -> str:
-    """A path as it can be printed: a byte that is not UTF-8 in a file name shows as `\\xff`."""
-    return path.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+    """A path as it can be printed on one line: a byte that is not UTF-8 shows as `\\xff`, an
+    escape or a newline in a name as `\\x1b`, `\\x0a` (textsafe.visible_name)."""
+    return visible_name(path)
 
 
 def stat_path(path: str) -> os.stat_result:

@@ -217,14 +217,24 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
             p = find(b"V", nxt, cut)
 
     def _scan_envelope(self, data: bytes, p: int, eol: int, j: int, h: int, base: int) -> None:
-        """The general path for one envelope line at data[p:eol]."""
+        """The general path for the envelope line at data[p:eol]. Records glued on one line (a
+        writer that lost its newlines, a CR-only file) are read one after another in a loop, any
+        number of them: never by recursion, which a line of 1,000 records would exhaust."""
+        nxt = self._scan_one(data, p, eol, j, h, base)
+        while nxt is not None:
+            j = data.find(b"] {", nxt, eol)
+            following = ENVELOPE_START.search(data, j + 3, eol) if j >= 0 else None
+            h = data.find(HAS_PAYLOAD, j, following.start() if following else eol)  # its own only
+            nxt = self._scan_one(data, nxt, eol, j, h, base)
+
+    def _scan_one(self, data: bytes, p: int, eol: int, j: int, h: int, base: int) -> int | None:
+        """Read the record at data[p:...]; where the next record glued on the same line starts,
+        or None."""
         if j < 0 or data[p + 5] != 32 or not data[p + 1:p + 5].isdigit():
-            self._rescue(data, p, eol, base)
-            return
+            return self._report_bad_line(data, p, eol, base)
         glued = ENVELOPE_START.search(data, p + 1, j + 3) if data.find(b"V", p + 1, j) > 0 else None
         if glued:  # a torn envelope header, then a whole record
-            self._rescue(data, p, eol, base, glued)
-            return
+            return self._report_bad_line(data, p, eol, base, glued)
         if self.pid is None:
             self._take_process(data[p:j])
         if self._open is not None:
@@ -274,9 +284,16 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
                 if meta is not None and len(self._event_cache) < 4096:
                     self._event_cache[event] = meta
         if meta is None:
-            meta, error = loads_metadata(data[j + 2:eol], cut_configs=kind_b.endswith(b"compilation_metrics"))
+            cut_configs = kind_b.endswith(b"compilation_metrics")
+            # A record glued after this one: parse up to it, not the whole line (a line of n
+            # records would otherwise be parsed n times: quadratic). If that part is not JSON
+            # alone (an envelope's text inside a string), the whole line is parsed, as before.
+            glued = ENVELOPE_START.search(data, j + 2, eol) if data.find(b"] {", j + 3, eol) >= 0 else None
+            meta = None
+            if glued is None or loads_metadata(data[j + 2:glued.start()], cut_configs)[0] is None:
+                meta, error = loads_metadata(data[j + 2:eol], cut_configs=cut_configs)
             if meta is None:
-                glued = ENVELOPE_START.search(data, j + 2, eol)
+                glued = glued or ENVELOPE_START.search(data, j + 2, eol)
                 if glued is None:
                     self._close_open(base + p)
                     self.sink.on_problem(self, base + p, "bad json", error)
@@ -285,13 +302,12 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
                 # one: each is read as a line of its own.
                 q = glued.start()
                 self._scan_envelope(data, p, q, j, data.find(HAS_PAYLOAD, j, q), base)
-                if self._kept_last(base + p):
+                if self._kept_last(base + p) and getattr(self, "_glued_line", None) != base + eol:
+                    self._glued_line = base + eol  # one problem a line, however many records it holds
                     self.sink.on_problem(self, base + p, "glued records",
-                                         "two records on one line (a newline was lost): both read")
+                                         "records on one line (newlines were lost): each is read")
                 self._close_open(base + q)
-                eq = data.find(b"] {", q, eol)
-                self._scan_envelope(data, q, eol, eq, data.find(HAS_PAYLOAD, eq, eol), base)
-                return
+                return q  # the next record on this line: the caller's loop reads it
             kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
             if kind.encode() != kind_b:
                 code = self._kind_codes.get(kind.encode())
