@@ -100,7 +100,7 @@ def _terminal_state(term) -> str:
     return term.state()
 
 
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP])
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
 def test_a_signal_gives_the_terminal_back(terminal, tmp_path, sig):
     term, pid = _explorer(terminal, tmp_path)
     os.kill(pid, sig)

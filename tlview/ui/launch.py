@@ -1,9 +1,9 @@
 """Starting the explorer: on a path, or live (`--follow PATH`, `--follow -`, `--demo`, `--run`).
 
 A signal that ends tlview (SIGTERM from `kill` or a job scheduler, SIGHUP from a closed SSH
-session or terminal, SIGINT from `kill -INT`) ends the app as `q` does, so the terminal is given
-back: the alternate screen left, mouse reporting off, the cursor shown. Python's default would
-leave the shell in the alternate screen with the mouse still reporting.
+session or terminal, SIGINT from `kill -INT`, SIGQUIT from Ctrl+\\) ends the app as `q` does, so
+the terminal is given back: the alternate screen left, mouse reporting off, the cursor shown.
+Python's default would leave the shell in the alternate screen with the mouse still reporting.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import tempfile
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
 
-ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
+ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 
 
 def run_app(path: str, flt: Filter, latest: bool = False) -> int:
