@@ -96,6 +96,7 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
         self._verified_rec = -1  # the last record whose md5 was checked when it closed
         self._open: OpenRecord | None = None
         self._long: LongLine | None = None
+        self._glued_line = -1  # the end of the last line reported as holding glued records
         self._block: bytes | None = None
         self._block_base = 0
 
@@ -302,7 +303,7 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
                 # one: each is read as a line of its own.
                 q = glued.start()
                 self._scan_envelope(data, p, q, j, data.find(HAS_PAYLOAD, j, q), base)
-                if self._kept_last(base + p) and getattr(self, "_glued_line", None) != base + eol:
+                if self._kept_last(base + p) and self._glued_line != base + eol:
                     self._glued_line = base + eol  # one problem a line, however many records it holds
                     self.sink.on_problem(self, base + p, "glued records",
                                          "records on one line (newlines were lost): each is read")
