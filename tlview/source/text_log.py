@@ -31,6 +31,9 @@ LINE_RE = re.compile(
     rb"(?: \[(?P<cid>(?:!\d+(?:/\d+/\d+)?|\d+/\d+)(?:_\d+)?)\])?(?: \[__(?P<artifact>\w+)\])? ?"
 )
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
+# The start of a line that may carry torch's prefix (or a terminal's or torchrun's before it);
+# any other line is a plain one.
+_MAYBE_PREFIXED = re.compile(rb"^(?:[\[\x1b]|[VIWEC]\d{4} )", re.MULTILINE)
 _TEE = re.compile(rb"^\[[A-Za-z_]*\d+\]:(?=\[rank|[VIWEC]\d{4} )")  # torchrun's `[default3]:`
 PLAIN = "other"
 KEPT_LINES = 4000  # lines of one record handed to the sink; the rest stay on disk
@@ -106,6 +109,11 @@ class TextLog(IncrementalFile):
         pos = 0
         match = LINE_RE.match
         while pos < cut:
+            plain = self._open.get(None)
+            if plain is not None and len(plain.lines) >= KEPT_LINES:
+                pos = self._skip_plain_run(plain, data, pos, cut, base)
+                if pos >= cut:
+                    break
             nl = data.find(b"\n", pos, cut)
             if nl < 0:
                 nl = cut
@@ -122,6 +130,18 @@ class TextLog(IncrementalFile):
                 self.glog_lines += 1
                 self._glog(m, line, base + pos, base + nl + 1)
             pos = nl + 1
+
+    def _skip_plain_run(self, plain: TextLines, data: bytes, pos: int, cut: int, base: int) -> int:
+        """A run of prints past the lines kept of it: what is left of the run only moves the
+        record's end, so it is passed over in one search instead of a match per line (a 1 GB
+        log of prints is read at the speed of the search). Returns where the next line that may
+        be torch's starts."""
+        found = _MAYBE_PREFIXED.search(data, pos, cut)
+        stop = found.start() if found else cut
+        if stop > pos:  # data[:cut] is whole lines, and `stop` starts one: the run is whole lines
+            self.lines += data.count(b"\n", pos, stop)
+            self.ends[plain.rec] = base + stop
+        return stop
 
     def long_line(self, pos: int, data: bytes) -> int:
         # A line longer than a block (a huge print): a plain record of its first block only.
