@@ -157,3 +157,45 @@ def test_a_file_name_with_a_newline_stays_on_its_line(tmp_path):
         out = _cli(*mode, str(tmp_path)).stdout.decode()
         line = next(line for line in out.split("\n") if "dedicated_log_torch_trace_a" in line)
         assert "dedicated_log_torch_trace_a\\x0ab.log" in line, (mode, line)
+
+
+# ---- 4. many ranks: work in one pass over the nodes and the files, not one a rank -------------
+
+def _first_records(count: int) -> bytes:
+    lines = REAL.read_bytes().splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if not line.startswith(b"\t")]
+    return b"".join(lines[:starts[count]])
+
+
+class _CountedIterations(list):
+    iterations = 0
+
+    def __iter__(self):
+        type(self).iterations += 1
+        return super().__iter__()
+
+
+def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
+    """600 rank files of 3 records (20,000 took 5 minutes, quadratic): the divergence reads each
+    node a bounded number of times, and ordering and naming the ranks scans the files once."""
+    from tlview.diagnose.ranks import divergence
+    from tlview.model.compile_node import CompileNode
+    from tlview.model.indexing import open_index
+    from tlview.model.tree import TreeModel
+
+    ranks = 600
+    data = _first_records(3)
+    for rank in range(ranks):
+        (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(data)
+    index = open_index(str(tmp_path))
+    assert len(index.ranks()) == ranks
+    reads = []
+    monkeypatch.setattr(CompileNode, "rank", property(lambda node: reads.append(1) or node.group.rank))
+    div = divergence(index)
+    assert div["ranks"] == list(range(ranks)) and div["compile_ids"] == []  # the ranks agree
+    assert len(reads) <= 3 * len(index.nodes), len(reads)
+    index.sources = _CountedIterations(index.sources)
+    tree = TreeModel(index)
+    assert [entry.label for entry in tree.roots[:3]] == ["rank 0", "rank 1", "rank 2"]
+    assert len(tree.roots) == ranks
+    assert _CountedIterations.iterations <= 3, _CountedIterations.iterations

@@ -33,3 +33,15 @@ class Group:
         if started:
             parts.append(f"{started[:2]}-{started[2:4]} {started[5:13]}")
         return " · ".join(parts)
+
+
+def process_starts(sources) -> dict[int, str]:
+    """pid -> when its first record was written ("MMDD HH:MM:SS.ffffff"), as its files say: a
+    trace file is one process, a text log may hold many. One pass over the sources."""
+    starts: dict[int, str] = {}
+    for source in list(sources):
+        pairs = source.started.items() if isinstance(source.started, dict) else [(source.pid, source.started)]
+        for pid, when in pairs:
+            if pid is not None and when and when < starts.get(pid, "\uffff"):
+                starts[pid] = when
+    return starts

@@ -17,7 +17,7 @@ from typing import Iterator
 from tlview.model.artifacts import Artifact, TextRecord
 from tlview.model.compile_id import OUTSIDE, CompileId
 from tlview.model.compile_node import Compile, CompileNode, Frame
-from tlview.model.group import Group
+from tlview.model.group import Group, process_starts
 from tlview.model import handlers as H
 from tlview.model.kinds import Reads, Record
 from tlview.model.problems import Problem
@@ -318,21 +318,25 @@ class Index:
 
     def groups(self) -> list[Group]:
         """Ranks in order, then processes with no rank, newest first."""
-        return sorted(list(self._groups), key=lambda g: g.order(self.started(g)))
+        starts = process_starts(self.sources)
+        return sorted(list(self._groups), key=lambda g: g.order(starts.get(g.pid, "")))
+
+    @property
+    def grouped(self) -> bool:
+        """More than one rank or process: they are named wherever a compile id is."""
+        return len(self._groups) > 1
 
     def started(self, group: Group) -> str:
         """When a process's first record was written ("MMDD HH:MM:SS.ffffff"), as its files say."""
-        times = [s.started if isinstance(s, TraceFile) else s.started.get(group.pid, "")
-                 for s in self.sources if group.pid is not None and group.pid in self._pids_of(s)]
-        return min((t for t in times if t), default="")
+        if group.rank is not None or group.pid is None:
+            return ""  # a rank is ordered and named by its number (20,000 ranks: no file scan each)
+        return process_starts(self.sources).get(group.pid, "")
 
     def group_label(self, group: Group) -> str:
+        if group.rank is not None:
+            return group.label()
         files = tuple(s.path for s in self.sources if isinstance(s, TraceFile) and s.pid == group.pid)
         return group.label(self.started(group), files)
-
-    @staticmethod
-    def _pids_of(source) -> set:
-        return {source.pid} if isinstance(source, TraceFile) else source.pids
 
     def iter_nodes(self, rank=...) -> Iterator[CompileNode]:
         """Compile nodes in order of first appearance, optionally of one rank."""

@@ -125,7 +125,7 @@ class TreeModel:
         self.shown = 0
         self._newest: dict = {}  # group -> its newest node (live)
         self._entries: list[TreeEntry] | None = None
-        self.grouped = len(self.index.groups()) > 1  # groups at the top level
+        self.grouped = self.index.grouped  # groups at the top level
         # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
         compiles = [c for frame in list(self.index.frames.values()) for c in list(frame.compiles)]
         compiles += [n.compile for n in list(self.index.outside.values())]
@@ -141,7 +141,7 @@ class TreeModel:
     def apply(self, compiles: Iterable[Compile], building: bool = False) -> TreeDelta:
         """Bring the entries of these compiles (new or changed) up to date."""
         delta = TreeDelta(rebuilt=building)
-        if not building and not self.grouped and len(self.index.groups()) > 1:
+        if not building and not self.grouped and self.index.grouped:
             self.rebuild()  # a second rank or process: groups become the top level
             return TreeDelta(rebuilt=True)
         todo = {id(c): c for c in compiles if c.attempts}

@@ -26,7 +26,7 @@ from tlview.ui.pane import Pane, Selection, plain_text
 def run_view(index: Index, rank, width: int = 120) -> Group:
     summary = run_summary(index, rank)
     rows = timeline(index, rank)
-    grouped = len(index.groups()) > 1  # then every line that names a compile id names its rank
+    grouped = index.grouped  # then every line that names a compile id names its rank
     parts = [Text(f"Total compile time {seconds(summary['total_compile_seconds'])}"
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     parts += timeline_lines(compile_timeline(index, rank), width)

@@ -158,7 +158,7 @@ class SummaryPane(Pane, VerticalScroll):
         elif entry.kind == "outside":
             body.update(outside_summary(entry))
         elif entry.node is not None:
-            body.update(compile_summary(entry, grouped=len(selection.index.groups()) > 1))
+            body.update(compile_summary(entry, grouped=selection.index.grouped))
         else:
             body.update(group_summary(entry))
 
