@@ -108,5 +108,13 @@ def describe(div: dict) -> list[str]:
     return lines
 
 
-def _ranks(ranks) -> str:
-    return ",".join(str(r) for r in ranks)
+def _ranks(ranks, most: int = 8) -> str:
+    """`0-2,5`: runs of ranks joined (20,000 ranks are one run, not 20,000 numbers)."""
+    runs: list[list[int]] = []
+    for rank in sorted(ranks):
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:most])
+    return text + (f",… ({len(ranks):,} ranks)" if len(runs) > most else "")

@@ -15,6 +15,7 @@ from tlview.textsafe import visible
 BAR_MIN, BAR_MAX = 20, 80
 NARROW_BAR = 8
 ROWS_PER_LANE = 60  # a lane with more spans shows its first ones (its lane line shows them all)
+LANES_DRAWN = 32  # a job of 20,000 ranks: the first ranks are drawn, one rank's own view shows it
 CLOCK_WORDS = {
     "chromium": "chromium events",
     "metrics": "compilation metrics (start time + compile time)",
@@ -33,9 +34,12 @@ def offset(value: float) -> str:
     return f"+{value:.2f} s" if value < 100 else f"+{value:.0f} s"
 
 
-def timeline_lines(timeline: dict, width: int = 120, rows_per_lane: int = ROWS_PER_LANE) -> list[Text]:
+def timeline_lines(timeline: dict, width: int = 120, rows_per_lane: int = ROWS_PER_LANE,
+                   lanes_drawn: int = LANES_DRAWN) -> list[Text]:
     """The timeline in lines of at most about `width` columns."""
     rows, lanes = timeline["rows"], timeline["lanes"]
+    left_out = lanes[lanes_drawn:]
+    lanes = lanes[:lanes_drawn]
     if not rows:
         return [Text("Compile timeline: no times are known", style="bold"),
                 Text("  " + _why_no_times(timeline), style="dim")]
@@ -51,10 +55,10 @@ def timeline_lines(timeline: dict, width: int = 120, rows_per_lane: int = ROWS_P
     owned = [by_lane.get((lane["rank"], lane["process"]), []) for lane in lanes]
     shown = [row for own in owned for row in own[:rows_per_lane]]
     label_width = max(len(lane["label"]) for lane in lanes) + 2
-    ids = max(len(r["id"]) for r in shown)
+    ids = max((len(r["id"]) for r in shown), default=5)
     # the start and duration columns, when the pane is wide enough for them and a bar
     numbers = width >= label_width + 62
-    row_label = max(label_width, min(44, max(len(_row_label(r, ids, numbers).plain) for r in shown) + 1))
+    row_label = max(label_width, min(44, max((len(_row_label(r, ids, numbers).plain) for r in shown), default=0) + 1))
     bar = max(BAR_MIN, min(BAR_MAX, width - row_label - 24))  # room after it for a function name
     if row_label + bar + (2 if numbers else 10) > width:  # narrow (80x24): the bars shrink
         bar = max(NARROW_BAR, width - row_label - (2 if numbers else 10))
@@ -78,6 +82,10 @@ def timeline_lines(timeline: dict, width: int = 120, rows_per_lane: int = ROWS_P
         if len(own) > rows_per_lane:
             out.append(Text(f"  … {len(own) - rows_per_lane} later spans (its lane above shows them all)",
                             style="dim"))
+    if left_out:
+        out.append(Text(f"\n  … {len(left_out):,} more ranks or processes not drawn "
+                        f"({visible(left_out[0]['label'])} to {visible(left_out[-1]['label'])}): "
+                        "filter by a rank to see its own timeline", style="dim"))
     if timeline["left_out"]:
         out.append(Text(f"  not drawn (only TORCH_LOGS line times, another clock): "
                         f"{', '.join(timeline['left_out'])}", style="dim"))

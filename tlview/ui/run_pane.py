@@ -16,7 +16,7 @@ from tlview.diagnose.ranks import describe, divergence
 from tlview.diagnose.stack_trie import stack_trie
 from tlview.diagnose.timeline import compile_timeline
 from tlview.model.index import Index
-from tlview.model.look import phase_legend, ref, seconds, short_path, timeline_bar, whose
+from tlview.model.look import phase_legend, ranks_text, ref, seconds, short_path, timeline_bar, whose
 from tlview.report.stack_trie_look import trie_tree
 from tlview.report.timeline_look import timeline_lines
 from tlview.textsafe import one_line, visible
@@ -77,7 +77,7 @@ def run_view(index: Index, rank, width: int = 120) -> Group:
     div = divergence(index)
     lines = describe(div)
     if len(div["ranks"]) > 1:
-        parts.append(Text(f"\nRanks {','.join(map(str, div['ranks']))}", style="bold"))
+        parts.append(Text(f"\n{ranks_text(div['ranks']).capitalize()}", style="bold"))
         if lines:
             parts += [Text(f"  ⚠ {line}", style="red") for line in lines[:40]]
         else:
