@@ -175,6 +175,32 @@ class _CountedIterations(list):
         return super().__iter__()
 
 
+def _rank_files(folder: Path, ranks: int) -> Path:
+    data = _first_records(3)
+    for rank in range(ranks):
+        (folder / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(data)
+    return folder
+
+
+def test_many_ranks_in_the_run_pane_are_runs_and_a_bounded_timeline(tmp_path):
+    """The Run pane of 600 ranks: a timeline of the first ranks that says how many more there
+    are, and the ranks as one run (it was 5,039 lines and 5.6 s to show at 1,000 ranks)."""
+    from rich.console import Console
+
+    from tlview.model.indexing import open_index
+    from tlview.report.timeline_look import LANES_DRAWN
+    from tlview.ui.run_pane import run_view
+
+    console = Console(file=io.StringIO(), width=134)
+    console.print(run_view(open_index(str(_rank_files(tmp_path, 600))), ..., 134))
+    lines = console.file.getvalue().splitlines()
+    assert "Ranks 0-599" in lines
+    assert f"  … {600 - LANES_DRAWN} more ranks or processes not drawn (rank {LANES_DRAWN} to rank 599): " \
+           "filter by a rank to see its own timeline" in lines
+    assert sum(line.startswith(f"  rank ") for line in lines) == LANES_DRAWN  # a lane line each
+    assert len(lines) < 10 * LANES_DRAWN
+
+
 def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
     """600 rank files of 3 records (20,000 took 5 minutes, quadratic): the divergence reads each
     node a bounded number of times, and ordering and naming the ranks scans the files once."""
@@ -184,10 +210,7 @@ def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
     from tlview.model.tree import TreeModel
 
     ranks = 600
-    data = _first_records(3)
-    for rank in range(ranks):
-        (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(data)
-    index = open_index(str(tmp_path))
+    index = open_index(str(_rank_files(tmp_path, ranks)))
     assert len(index.ranks()) == ranks
     reads = []
     monkeypatch.setattr(CompileNode, "rank", property(lambda node: reads.append(1) or node.group.rank))

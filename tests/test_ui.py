@@ -143,7 +143,7 @@ async def test_run_pane_and_rank_switcher():
         await ready(app, pilot)
         await pilot.press("9")
         body = app.query_one("#run-body")
-        await until(pilot, lambda: "Ranks 0,1" in plain(body))
+        await until(pilot, lambda: "Ranks 0-1" in plain(body))
         text = plain(body)
         assert "[4/1] only on rank(s) 1" in text and "Compile time by compile id" in text
         await press(pilot, "right_square_bracket")  # rank 0

@@ -25,6 +25,7 @@ class FrameTree(Tree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
+    _adding_many = False  # in show_model: the tree's caches are invalidated once, at its end
 
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -36,6 +37,12 @@ class FrameTree(Tree[TreeEntry]):
         self._by_key: dict[tuple, TreeNode[TreeEntry]] = {}
         self._pending: set[int] = set()  # ids of nodes whose children are not added yet
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
+
+    def _invalidate(self) -> None:
+        # Textual's Tree invalidates its line cache and lays itself out again on every node added:
+        # building 20,000 rank nodes spent 3 s of the main thread there. A whole build does it once.
+        if not self._adding_many:
+            super()._invalidate()
 
     def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
@@ -75,8 +82,13 @@ class FrameTree(Tree[TreeEntry]):
         self._pending.clear()
         expand = sum(1 for _ in model.walk()) <= EXPAND_ENTRIES
         self._collapsed_big = not expand
-        for entry in model.roots:
-            self._add(self.root, entry, expand)
+        self._adding_many = True
+        try:
+            for entry in model.roots:
+                self._add(self.root, entry, expand)
+        finally:
+            self._adding_many = False
+            self._invalidate()
         # The same compile id if it is still shown, else the first one: never a node of the old tree.
         if cursor_key is None or not self.select_key(cursor_key):
             first = next(iter(model.compile_entries()), None)
