@@ -220,6 +220,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     with _stdio_with_file_descriptors():
         pool = ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context(method),
                                    initializer=_quiet_child)
+        _POOLS.add(pool)
         futures = [pool.submit(index_range, source.path, a, b, source.verify_md5,
                                source.rank_from_name, (source.pid, source.started))
                    for a, b in zip(starts, ends)]
@@ -240,9 +241,23 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
             progress()
         finished = True
     finally:
+        _POOLS.discard(pool)
         if not finished:
             _stop_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
+
+
+_POOLS: set = set()  # the pools indexing now
+
+
+def stop_pools() -> None:
+    """End every pool's processes now, from any thread: tlview is leaving without waiting for
+    its indexing thread (a signal's deadline passed), and they would index on for seconds."""
+    for pool in list(_POOLS):
+        try:
+            _stop_workers(pool)
+        except (RuntimeError, OSError):  # (its processes changing meanwhile)
+            pass
 
 
 def _stop_workers(pool) -> None:

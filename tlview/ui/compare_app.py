@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static, Tree
 from textual.worker import Worker, WorkerState
@@ -28,7 +29,8 @@ class CompareApp(App[int]):
     #compare-tree { width: 45%; border-right: solid $primary-darken-2; }
     #compare-head { height: auto; max-height: 8; padding: 0 1; background: $boost; }
     """
-    BINDINGS = [("q", "quit", "Quit"), ("ctrl+c", "quit", "Quit")]
+    BINDINGS = [("q", "quit", "Quit"), ("ctrl+c", "quit", "Quit"),
+                Binding("ctrl+z", "suspend_process", "Suspend", show=False)]  # a job's Ctrl+Z
 
     def __init__(self, before: str, after: str, latest: bool = False, keep=None) -> None:
         super().__init__()

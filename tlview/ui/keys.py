@@ -13,6 +13,9 @@ BINDINGS = [
     # selected with the mouse is still copied: the screen's binding comes first). No tooltip: the
     # help teaches `q`.
     key("ctrl+c", "quit", "Quit", "App", "", "quit-ctrl-c", key_display="Ctrl+C", show=False),
+    # The terminal sends Ctrl+Z as a key while the app runs (raw mode): suspend as a shell job
+    # would (driver.py gives the terminal back; `fg` redraws). No tooltip: everyone knows it.
+    key("ctrl+z", "suspend_process", "Suspend", "App", "", "suspend", key_display="Ctrl+Z", show=False),
     key("question_mark", "help", "Help", "App", "this help", "help", key_display="?"),
     key("ctrl+p", "command_palette", "palette", "App", "command palette", "palette", show=False),
     key("slash", "filter", "Filter", "Filter", "filter: recompiles, graph_breaks, guards, dynamic, "

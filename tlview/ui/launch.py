@@ -4,19 +4,35 @@ A signal that ends tlview (SIGTERM from `kill` or a job scheduler, SIGHUP from a
 session or terminal, SIGINT from `kill -INT`, SIGQUIT from Ctrl+\\) ends the app as `q` does, so
 the terminal is given back: the alternate screen left, mouse reporting off, the cursor shown.
 Python's default would leave the shell in the alternate screen with the mouse still reporting.
+If that clean exit is not done within GRACE seconds (a terminal that takes no more output, a
+thread stuck in its work), tlview ends anyway: the pool's processes killed, the terminal's modes
+reset where that cannot block, exit 128 + N. Ctrl+Z and `kill -TSTP` suspend it (driver.py).
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
+import select
 import shutil
 import signal
+import sys
 import tempfile
+import threading
 
+from tlview.model import parallel
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+# Seconds an ending signal leaves the app to end cleanly (it takes about 0.5 s while a big trace
+# is indexed): tlview must be gone within 2 s. TLVIEW_GRACE overrides it (tests).
+GRACE = float(os.environ.get("TLVIEW_GRACE", "").strip() or 1.2)
+# What the driver's stop_application_mode writes: mouse reporting (pixels too), bracketed paste,
+# in-band resize and focus events off, line wrap on, the keyboard protocol popped, the main
+# screen, the cursor shown.
+RESET = ("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l\x1b[?2004l\x1b[?2048l\x1b[?7h\x1b[<u"
+         "\x1b[?1049l\x1b[?25h\x1b[?1004l")
 
 
 def run_app(path: str, flt: Filter, latest: bool = False) -> int:
@@ -30,31 +46,91 @@ def run_compare(before: str, after: str, latest: bool = False, keep=None) -> int
 
 
 def run_until_signalled(app: TlviewApp) -> int:
-    """Run the app; a signal in ENDING_SIGNALS makes it exit cleanly with 128 + its number."""
-    return asyncio.run(_run(app))
+    """Run the app; a signal in ENDING_SIGNALS makes it exit cleanly with 128 + its number (or
+    past GRACE, ends it)."""
+    try:
+        from tlview.ui.driver import TlviewDriver
+    except ImportError:  # no termios (Windows): Textual's own driver
+        TlviewDriver = None
+    if TlviewDriver is not None and app.driver_class is TlviewDriver.__base__:
+        app.driver_class = TlviewDriver  # (not one chosen with TEXTUAL_DRIVER)
+    told, tell = os.pipe()  # the signal's number goes to the thread that keeps the deadline
+    threading.Thread(target=_end_after_grace, args=(told, _terminal_modes()), daemon=True,
+                     name="tlview-deadline").start()
+    try:
+        return asyncio.run(_run(app, tell))
+    finally:
+        # The app and its threads are done (the job of --run gets its own time to end, after):
+        # the thread reads the end of the pipe and leaves.
+        os.close(tell)
 
 
-async def _run(app: TlviewApp) -> int:
+async def _run(app: TlviewApp, tell: int) -> int:
     loop = asyncio.get_running_loop()
     received: list[int] = []
 
-    def on_signal(sig: int) -> None:
-        received.append(sig)
-        app.exit(return_code=128 + sig)  # the shell's convention for "ended by signal N"
+    def on_signal(sig: int, _frame) -> None:
+        # A Python handler, not loop.add_signal_handler: it runs in the main thread even while the
+        # loop is stuck (waiting on a lock lets handlers run), so the deadline is always set. It
+        # may run inside any code: os.write and call_soon_threadsafe take no lock.
+        if not received:
+            received.append(sig)
+            os.write(tell, bytes([sig]))
+        loop.call_soon_threadsafe(lambda: app.exit(return_code=128 + sig))  # the shell's "ended by N"
 
-    installed = []
+    previous = {}
     for sig in ENDING_SIGNALS:
         try:
-            loop.add_signal_handler(sig, on_signal, sig)
-            installed.append(sig)
-        except (ValueError, RuntimeError, NotImplementedError):
-            pass  # not the main thread, or no signals here: Python's defaults stay
+            previous[sig] = signal.signal(sig, on_signal)
+        except (ValueError, OSError):
+            pass  # not the main thread: Python's defaults stay
     try:
         await app.run_async()
     finally:
-        for sig in installed:
-            loop.remove_signal_handler(sig)
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     return 128 + received[0] if received else app.return_code or 0
+
+
+def _terminal_modes():
+    """The terminal's modes before the app (None: no terminal), to put back at a forced end."""
+    try:
+        import termios
+
+        return termios.tcgetattr(sys.__stdin__.fileno())
+    except Exception:  # noqa: BLE001 - no termios, no stdin, not a terminal
+        return None
+
+
+def _end_after_grace(told: int, modes) -> None:
+    """(a thread) Once told a signal's number, end the process if the app is not done in GRACE
+    seconds: the main thread may be stuck on a write to a terminal that takes no more, or wait
+    for a thread stuck in its work."""
+    sig = os.read(told, 1)
+    if sig and not select.select([told], [], [], GRACE)[0]:
+        last_words = threading.Thread(target=_leave_things_clean, args=(modes,), daemon=True)
+        last_words.start()
+        last_words.join(0.3)  # (nothing there should block; if it does, leave anyway)
+        os._exit(128 + sig[0])
+    os.close(told)
+
+
+def _leave_things_clean(modes) -> None:
+    parallel.stop_pools()  # else they index on, alone, for seconds
+    try:
+        fd = os.open("/dev/tty", os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
+    except OSError:
+        return  # the terminal is gone
+    try:
+        if modes is not None and os.tcgetpgrp(fd) == os.getpgrp():  # (in the background, SIGTTOU
+            import termios                                         # would stop tlview)
+
+            termios.tcsetattr(fd, termios.TCSANOW, modes)
+        os.write(fd, RESET.encode())  # (a terminal that takes no more: EAGAIN)
+    except Exception:  # noqa: BLE001 - a full or dead terminal: nothing more to do for it
+        pass
+    finally:
+        os.close(fd)
 
 
 def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list[str] | None = None,

@@ -1,0 +1,261 @@
+"""A terminal session that turns hostile: Ctrl+Z and `fg`, a terminal that goes away (an SSH drop,
+`tmux kill-server`) or takes no more output, a signal while a big trace is being indexed. tlview
+gives the terminal back when suspended, redraws it whole on resume, and is gone within 2 s
+(its pool's processes too) whatever it was doing.
+
+tlview runs here as the session leader of a pseudo-terminal of its own (as in a tmux pane or
+`ssh host tlview ...`) and a child of the test, so that its exit status can be read, and its
+output is read with a timeout, so that closing the master really hangs the terminal up (a thread
+blocked reading it would keep it open)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import select
+import signal
+import termios
+import threading
+import time
+from pathlib import Path
+
+import pyte
+import pytest
+from conftest import (CORPUS, Terminal, _Screen, _without_size, alive, command_line, descendants,
+                      tlview_command, wait_until)
+from ptyprocess import PtyProcess
+from textual.drivers._writer_thread import WriterThread
+
+from tlview.ui.driver import _Output
+
+TRACE = CORPUS / "recompiles" / "trace"
+SETTLED = "12 compile ids"  # the status line comes with the explorer's last refresh
+GIVEN_BACK = "0 1 0 0 0 0 0"  # the main screen, the cursor shown, no mouse reporting (Terminal.state)
+GONE_WITHIN = 2.0  # seconds: the requirement (#26, item 9)
+CLEAN_EXIT_ONLY = {"TLVIEW_GRACE": "30"}  # the forced end at the deadline cannot be what ends it
+
+
+class DirectTerminal(Terminal):
+    def __init__(self, args: list[str], env: dict | None = None, width: int = 150, height: int = 45):
+        self._screen = _Screen(width, height)
+        self._stream = pyte.ByteStream(self._screen)
+        self._lock = threading.Lock()
+        self.output = bytearray()  # everything tlview wrote, as written
+        self.process = PtyProcess.spawn(
+            [*tlview_command().split(), *map(str, args)], dimensions=(height, width),
+            env={**_without_size(os.environ), "TERM": "xterm-256color", **(env or {})})
+        self.pid = self.process.pid
+        self._stop = threading.Event()
+        self._reader = threading.Thread(target=self._read, daemon=True)
+        self._reader.start()
+
+    def _read(self) -> None:
+        fd = self.process.fd
+        while not self._stop.is_set():
+            if not select.select([fd], [], [], 0.02)[0]:
+                continue
+            try:
+                data = os.read(fd, 65536)
+            except OSError:  # EIO: tlview and every other holder of the terminal are gone
+                return
+            if not data:
+                return
+            with self._lock:
+                self.output += data
+                self._stream.feed(data)
+
+    def quiet(self, for_s: float = 0.3, timeout: float = 30.0) -> str:
+        """Wait until tlview has written nothing for `for_s` seconds: the screen is complete."""
+        deadline = time.monotonic() + timeout
+        seen, since = len(self.output), time.monotonic()
+        while time.monotonic() - since < for_s:
+            assert time.monotonic() < deadline, "tlview never stopped drawing"
+            time.sleep(0.02)
+            if len(self.output) != seen:
+                seen, since = len(self.output), time.monotonic()
+        return self.screen()
+
+    def hang_up(self) -> None:
+        """Close the master, as a terminal emulator, sshd or tmux server that goes away does: the
+        kernel hangs the terminal up (SIGHUP and SIGCONT to tlview; reads and writes fail)."""
+        self._stop.set()
+        self._reader.join()
+        self.process.fileobj.close()
+        self.process.closed = True
+
+    def stop_output(self) -> int:
+        """Stop the terminal's output (as Ctrl+S does, or a terminal that reads no more): every
+        write to it waits. Returns the terminal's descriptor (to be closed)."""
+        fd = os.open(os.readlink(f"/proc/{self.pid}/fd/0"), os.O_RDWR | os.O_NOCTTY)
+        termios.tcflow(fd, termios.TCOOFF)
+        return fd
+
+    def exit_status(self) -> tuple[int | None, int | None]:
+        """(exit code, None) when tlview exited, (None, signal) when a signal killed it. (Its
+        last thread may leave the kernel a moment after it shows as a zombie.)"""
+        wait_until(lambda: not self.process.isalive(), 10, "tlview's exit status")
+        return self.process.exitstatus, self.process.signalstatus
+
+    def close(self) -> None:
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # tlview and its pool's processes: its group
+        except ProcessLookupError:
+            pass
+        wait_until(lambda: not self.process.isalive(), 10, "tlview to be killed")
+        self._stop.set()
+        if not self.process.closed:
+            self._reader.join()
+            self.process.fileobj.close()
+            self.process.closed = True
+
+
+@pytest.fixture
+def direct_terminal():
+    started = []
+
+    def start(*args, env: dict | None = None) -> DirectTerminal:
+        term = DirectTerminal(list(args), env=env)
+        started.append(term)
+        return term
+
+    yield start
+    for term in started:
+        term.close()
+
+
+def _stopped(pid: int) -> bool:
+    return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][:1] == "T"
+
+
+def _family_while_the_pool_indexes(term: DirectTerminal) -> list[int]:
+    """tlview and its processes once its pool (a forkserver and its workers) indexes the trace."""
+    in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing" in command_line(p)]  # noqa: E731
+    wait_until(lambda: len(in_pool()) >= 2, 60, "the indexing pool to start")
+    return [term.pid, *descendants(term.pid)]
+
+
+def _gone(family: list[int], since: float) -> float:
+    wait_until(lambda: not any(alive(p) for p in family), GONE_WITHIN + 8, "tlview and its children to end")
+    return time.monotonic() - since
+
+
+# ---- Ctrl+Z and fg ------------------------------------------------------------------------------
+
+@pytest.mark.slow  # a real terminal
+@pytest.mark.parametrize("how", ["Ctrl+Z", "kill -TSTP"])
+def test_suspend_gives_the_terminal_back_and_fg_redraws_it_whole(direct_terminal, how):
+    term = direct_terminal(TRACE)
+    term.wait_for(SETTLED)
+    screen, modes = term.quiet(), term.state()
+    assert modes.split()[:2] == ["1", "0"]  # the alternate screen, the cursor hidden
+    if how == "Ctrl+Z":
+        term.keys("\x1a")  # what the terminal sends in raw mode: a key, not a signal
+    else:
+        os.kill(term.pid, signal.SIGTSTP)
+    wait_until(lambda: _stopped(term.pid), 10, "tlview to stop")
+    assert term.state() == GIVEN_BACK
+    assert SETTLED not in term.screen()  # the shell's screen, not tlview's
+    os.kill(term.pid, signal.SIGCONT)  # what `fg` sends (the terminal is already its foreground)
+    wait_until(lambda: term.screen() == screen, 10, "the whole screen to be back, no key pressed")
+    assert term.state() == modes
+    term.keys("q")
+    wait_until(lambda: not alive(term.pid), 10, "q to quit")
+    assert term.exit_status() == (0, None)
+    assert term.state() == GIVEN_BACK
+
+
+@pytest.mark.slow  # a real terminal
+def test_a_sigcont_without_a_suspend_restarts_nothing(direct_terminal):
+    """The kernel sends a SIGCONT with the SIGHUP of a terminal that closed, and `kill -CONT` one
+    alone: Textual restarted the terminal's application mode on it, on a dead terminal too (its
+    new writer thread died there of EIO, and the app waited for good on that thread's queue)."""
+    term = direct_terminal(TRACE)
+    term.wait_for(SETTLED)
+    term.quiet()
+    written = len(term.output)
+    os.kill(term.pid, signal.SIGCONT)
+    term.keys("j")  # handled after the signal: when its redraw shows, the signal was handled
+    term.wait_for("recompile of")
+    assert b"\x1b[?1049h" not in term.output[written:]  # the alternate screen set up again
+
+
+# ---- a terminal that goes away or takes no output; signals while indexing ----------------------
+
+@pytest.mark.slow  # a real terminal
+def test_a_lost_terminal_ends_tlview_and_its_pool_while_a_big_trace_indexes(direct_terminal, big_trace):
+    term = direct_terminal(big_trace, env=CLEAN_EXIT_ONLY)
+    family = _family_while_the_pool_indexes(term)
+    since = time.monotonic()
+    term.hang_up()
+    assert _gone(family, since) < GONE_WITHIN
+    assert term.exit_status() == (128 + signal.SIGHUP, None)  # its own clean exit
+
+
+@pytest.mark.slow  # a real terminal
+def test_sigterm_while_a_big_trace_indexes_ends_it_and_gives_the_terminal_back(direct_terminal, big_trace):
+    term = direct_terminal(big_trace, env=CLEAN_EXIT_ONLY)
+    family = _family_while_the_pool_indexes(term)
+    since = time.monotonic()
+    os.kill(term.pid, signal.SIGTERM)
+    assert _gone(family, since) < GONE_WITHIN
+    assert term.exit_status() == (128 + signal.SIGTERM, None)
+    wait_until(lambda: term.state() == GIVEN_BACK, 5, "the terminal given back")
+    assert "Traceback" not in term.screen()
+
+
+@pytest.mark.slow  # a real terminal
+def test_a_terminal_lost_while_tlview_is_suspended_ends_it(direct_terminal):
+    """An SSH drop after Ctrl+Z: the kernel continues tlview with SIGHUP and SIGCONT; nothing may
+    be resumed on the dead terminal."""
+    term = direct_terminal(TRACE, env=CLEAN_EXIT_ONLY)
+    term.wait_for(SETTLED)
+    os.kill(term.pid, signal.SIGTSTP)
+    wait_until(lambda: _stopped(term.pid), 10, "tlview to stop")
+    since = time.monotonic()
+    term.hang_up()
+    assert _gone([term.pid], since) < GONE_WITHIN
+    assert term.exit_status() == (128 + signal.SIGHUP, None)
+
+
+def test_output_to_a_lost_terminal_never_blocks_the_app():
+    """Textual's writer thread died of the first EIO of a lost terminal; its queue holds 30 writes,
+    and the 31st waited for good (every thread of the app then waited on a lock)."""
+
+    class LostTerminal:
+        def write(self, text: str) -> None:
+            raise OSError(errno.EIO, os.strerror(errno.EIO))
+
+        flush = lambda self: self.write("")  # noqa: E731
+
+        def fileno(self) -> int:
+            return 2
+
+    writer = WriterThread(_Output(LostTerminal()))
+    writer.start()
+    done = threading.Event()
+
+    def draw() -> None:  # what the app writes, then what its exit writes
+        for _ in range(100):
+            writer.write("\x1b[?25l")
+        writer.stop()
+        done.set()
+
+    threading.Thread(target=draw, daemon=True).start()
+    assert done.wait(10), "a write waited for a writer thread that was gone"
+
+
+@pytest.mark.slow  # a real terminal
+def test_a_terminal_that_takes_no_output_does_not_keep_tlview(direct_terminal):
+    """A frozen terminal (a stalled SSH link, Ctrl+S): the clean exit would wait for good on the
+    writes that give the terminal back; past its deadline tlview ends anyway, exit 128 + N."""
+    term = direct_terminal(TRACE)
+    term.wait_for(SETTLED)
+    stopped = term.stop_output()
+    try:
+        since = time.monotonic()
+        os.kill(term.pid, signal.SIGTERM)
+        assert _gone([term.pid], since) < GONE_WITHIN
+        assert term.exit_status() == (128 + signal.SIGTERM, None)
+    finally:
+        termios.tcflow(stopped, termios.TCOON)
+        os.close(stopped)

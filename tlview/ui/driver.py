@@ -1,0 +1,106 @@
+"""The terminal as tlview drives it: Textual's Linux driver, made safe for a terminal that goes
+away and for a suspend (Ctrl+Z, `kill -TSTP`) and `fg`.
+
+- Suspending is Textual's own: its SIGTSTP handler gives the terminal back (the main screen, the
+  cursor shown, mouse reporting off) and stops the process. (In raw mode Ctrl+Z is a key, not a
+  signal: keys.py binds it to App.action_suspend_process, which sends the SIGTSTP.)
+- SIGCONT resumes only a process that suspended itself that way, and redraws the whole screen
+  at once: Textual restarts application mode on an empty alternate screen, then paints only what
+  changes next (the screen stayed blank until a key was pressed).
+- Any other SIGCONT is ignored. The kernel sends one with the SIGHUP of a terminal that closed
+  (an SSH drop, `tmux kill-server`): Textual restarted application mode on the dead terminal,
+  its new writer thread died on EIO, and the 31st write blocked the app for good.
+- Output to a lost terminal is dropped (EIO): Textual's writer thread would die of it, and then
+  every write waits for a thread that is gone.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import termios
+
+from textual.drivers.linux_driver import LinuxDriver
+
+
+class _Output:
+    """The file Textual's writer thread writes the screen to: an error (EIO once the terminal is
+    gone) drops this write and every later one instead of ending the thread."""
+
+    def __init__(self, file) -> None:
+        self._file = file
+        self.lost = False
+
+    def write(self, text: str) -> None:
+        if not self.lost:
+            try:
+                self._file.write(text)
+            except (OSError, ValueError):
+                self.lost = True
+
+    def flush(self) -> None:
+        if not self.lost:
+            try:
+                self._file.flush()
+            except (OSError, ValueError):
+                self.lost = True
+
+    def fileno(self) -> int:
+        return self._file.fileno()
+
+
+class TlviewDriver(LinuxDriver):
+    def __init__(self, app, **kwargs) -> None:
+        super().__init__(app, **kwargs)
+        self._file = _Output(self._file)
+        self._stopped = False  # suspended by our SIGTSTP handler, not resumed yet
+        self._loop: asyncio.AbstractEventLoop | None = None
+
+    def start_application_mode(self) -> None:
+        self._loop = asyncio.get_running_loop()  # for the redraw after a resume (signal handler)
+        super().start_application_mode()
+
+    def write(self, data: str) -> None:
+        # While suspended (or never resumed: the terminal went away meanwhile) no writer thread
+        # runs: a write would wait on its full queue for good.
+        if self._writer_thread is not None and self._writer_thread.is_alive():
+            super().write(data)
+
+    def _sigtstp_application(self, *args) -> None:
+        self._stopped = True
+        super()._sigtstp_application(*args)
+
+    def _sigcont_application(self, *_) -> None:
+        if not self._stopped or not self._terminal_usable():
+            return  # no suspend of ours to end, or the terminal is gone: the SIGHUP ends tlview
+        if not self._auto_restart:
+            self._stopped = False
+            return  # inside App.suspend() (the pager): it restarts application mode itself
+        if self._in_background():
+            # `bg`: a job that draws on the terminal waits for `fg`, stopped (Textual would stop
+            # it halfway through its start); `fg`'s SIGCONT runs this again.
+            os.kill(os.getpid(), signal.SIGSTOP)
+            return
+        self._stopped = False
+        self.resume_application_mode()
+        if self._loop is not None:
+            self._loop.call_soon_threadsafe(self._redraw)
+
+    def _redraw(self) -> None:
+        self._app.refresh(repaint=True, layout=True)
+
+    def _in_background(self) -> bool:
+        try:
+            return self.input_tty and os.tcgetpgrp(self.fileno) != os.getpgrp()
+        except OSError:
+            return False
+
+    def _terminal_usable(self) -> bool:
+        if not self.input_tty:
+            return True  # (nothing to ask)
+        try:
+            termios.tcgetattr(self.fileno)
+        except (termios.error, OSError):
+            return False
+        return True
