@@ -8,6 +8,13 @@ one frame), and a `--reference` folder of fewer ranks made the same way, then ti
 and `tlview --report` (fresh processes, warm page cache) on both. Prints the times and the ratio
 big/reference against the ratio of their sizes: linear work gives a ratio near the size ratio,
 quadratic work its square. Target: --json on 20,000 files <= 20 s on the 2-core machine.
+
+    python bench/ranks.py --explorer [--ranks 20000] [--ids 10000]
+
+The explorer from outside, in tmux (what a person sees): on the rank folder and on one trace of
+`--ids` compile ids, against the corpus's small `model` trace in the same run: the first screen,
+the keys pressed while it fills in (pane switches), the tree shown whole, keys after that, and `q`.
+Targets (issue #26): first screen <= 2 s, keys <= 150 ms, 10,000 ids: the tree within 2 s.
 """
 
 from __future__ import annotations
@@ -49,12 +56,65 @@ def timed(*args: str) -> float:
     return time.perf_counter() - t
 
 
+def explorer(path: Path) -> dict:
+    """Seconds to the first screen and to the whole tree, key latencies (ms) while it fills in
+    and after, and `q` to the shell."""
+    from tmux import Tmux
+
+    def key_ms(tmux: Tmux, key: str) -> float:
+        before = tmux.screen()
+        start = time.perf_counter()
+        tmux.keys(key)
+        while tmux.screen() == before and time.perf_counter() - start < 60:
+            time.sleep(0.005)
+        return (time.perf_counter() - start) * 1000
+
+    result: dict = {}
+    start = time.perf_counter()
+    with Tmux(f"{sys.executable} -m tlview {path}", Path.cwd()) as tmux:
+        tmux.wait_for("Summary")
+        result["first_screen_s"] = time.perf_counter() - start
+        result["keys_filling_ms"] = [key_ms(tmux, key) for key in ("2", "1", "9", "1")]
+        tmux.wait_for("compile ids", timeout=600)
+        result["tree_s"] = time.perf_counter() - start
+        time.sleep(1)  # what the last read started (panes, totals) settles: keys are then measured
+        result["keys_after_ms"] = [key_ms(tmux, key) for key in ("j", "k", "9", "1", "j")]
+        start = time.perf_counter()
+        tmux.keys("q")
+        while tmux.run("display-message", "-p", "-t", "b", "#{pane_current_command}").strip() != "sleep":
+            time.sleep(0.01)
+        result["quit_ms"] = (time.perf_counter() - start) * 1000
+    return result
+
+
+def explorer_main(args) -> None:
+    from synth import build_many_compile_ids
+
+    runs = {"model (reference)": next((CORPUS / "model" / "trace").glob("*.log")),
+            f"{args.ranks:,} rank files": rank_folder(args.ranks, args.records),
+            f"{args.ids:,} compile ids": build_many_compile_ids(args.ids)}
+    reference = None
+    for name, path in runs.items():
+        r = explorer(path)
+        reference = reference or r
+        print(f"  {name:20} first screen {r['first_screen_s']:5.2f} s "
+              f"({r['first_screen_s'] / reference['first_screen_s']:.1f}x the reference)   "
+              f"tree {r['tree_s']:6.2f} s   keys while filling "
+              f"{' '.join(f'{k:.0f}' for k in r['keys_filling_ms'])} ms   after "
+              f"{' '.join(f'{k:.0f}' for k in r['keys_after_ms'])} ms   q {r['quit_ms']:.0f} ms")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--ranks", type=int, default=20_000)
     parser.add_argument("--reference", type=int, default=2_000)
     parser.add_argument("--records", type=int, default=3)
+    parser.add_argument("--explorer", action="store_true", help="time the explorer in tmux")
+    parser.add_argument("--ids", type=int, default=10_000)
     args = parser.parse_args()
+    if args.explorer:
+        explorer_main(args)
+        return
     big, small = rank_folder(args.ranks, args.records), rank_folder(args.reference, args.records)
     size_ratio = args.ranks / args.reference
     print(f"{args.ranks:,} rank files against {args.reference:,} ({size_ratio:.0f}x the files), "
