@@ -8,6 +8,7 @@ from tlview.model.verdict import Kind
 from tlview.ui.app import TlviewApp
 from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
+from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.searching import SearchBar
 from tlview.ui.text_search import display_line
@@ -36,7 +37,12 @@ def _occurrences(view: PayloadView, query: str) -> list[tuple[int, int]]:
 
 
 def _footer_says(app, key: str) -> str:
-    return next(k.description for k in app.query_one("Footer").query("FooterKey") if k.key == key)
+    """What the footer says a key does, as drawn (one line: `/ Filter`)."""
+    hints = app.query_one(KeyHints)
+    display, description = next((d, words) for k, d, words in hints.shown if k == key)
+    drawn = "".join(segment.text for segment in hints.render_line(0))
+    assert f"{display} {description}" in drawn
+    return description
 
 
 async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
@@ -181,9 +187,9 @@ async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
             assert app.detail.active == tab_id
             tab = app.query_one("#tabs").get_tab(tab_id)
             assert tab.region.right <= 80 and tab.region.width > 0  # drawn on screen
-        footer = app.query_one("Footer")
-        help_key = next(k for k in footer.query("FooterKey") if k.key == "question_mark")
-        assert help_key.region.right <= 80 and help_key.region.width > 0
+        footer = app.query_one(KeyHints)
+        drawn = "".join(segment.text for segment in footer.render_line(0))
+        assert footer.region.right <= 80 and "? Help" in drawn  # drawn on screen
 
 
 async def test_help_fits_40_rows_without_scrolling():
@@ -262,3 +268,14 @@ async def test_filter_bar_closes_on_enter_and_a_rank_on_a_run_without_ranks_says
         await type_in(pilot, "rank:1")
         note = str(app.query_one("#tree-note").render())
         assert "no ranks" in note
+
+
+async def test_the_footer_says_the_keys_of_the_focus_and_a_click_presses_one():
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        hints = app.query_one(KeyHints)
+        drawn = "".join(segment.text for segment in hints.render_line(0))
+        assert drawn.startswith(" q Quit  ? Help  / Filter") and drawn.rstrip().endswith("▏ ^p palette")
+        await pilot.click(KeyHints, offset=(drawn.index("? Help") + 2, 0))
+        await until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help, clicked")

@@ -17,7 +17,7 @@ from pathlib import Path
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Tree
+from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.model.filters import Filter, missing_rank
@@ -36,6 +36,7 @@ from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.jumping import Jumps
+from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys import BINDINGS
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, while_shown
 from tlview.ui.pane import Selection
@@ -112,7 +113,7 @@ class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[in
         yield FilterBar(self.flt, id="filter-input")
         yield SearchBar(id="search-input")
         yield StatusLine()
-        yield Footer(compact=True)  # at 80 columns the keys that matter still fit
+        yield KeyHints()
 
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
