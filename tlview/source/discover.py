@@ -14,6 +14,7 @@ import shlex
 import stat
 from dataclasses import dataclass
 
+from tlview.source.reader import CR_TO_LF, cr_only
 from tlview.source.text_log import LINE_RE, clean_line
 from tlview.textsafe import visible_name
 
@@ -68,6 +69,8 @@ def read_head(path: str) -> bytes:
 def sniff_bytes(head: bytes) -> str | None:
     """TRACE, TEXT or None, from a log's first bytes."""
     text_hits = 0
+    if cr_only(head, whole=True):
+        head = head.translate(CR_TO_LF)  # old Mac line ends: read as lines (reader.py)
     for line in head.removeprefix(BOM).split(b"\n")[:200]:
         if not line.strip() or line[:1] == b"\t":
             continue

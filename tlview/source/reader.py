@@ -6,6 +6,11 @@ last line when the file is no longer written. Subclasses say what the lines mean
 
 Files are read with `os.pread`, never mapped: a file truncated under a mapping kills the reader
 with SIGBUS, and a job re-run into the same folder truncates its files.
+
+A file whose lines end in a bare CR (old Mac line ends; some tools write them), told by its first
+64 KiB (a CR, no LF), is read with every CR turned into an LF as it is read: the same length, so
+every offset stays true, and the subclasses see lines. The sink is told once a file (a problem at
+its first byte). CRLF files are not touched: their CR is dropped where lines are split.
 """
 
 from __future__ import annotations
@@ -16,6 +21,22 @@ import threading
 from collections import OrderedDict
 
 from tlview.source.payload import pread_exact
+
+LINE_ENDS_HEAD = 64 << 10  # a file's first bytes, which say whether its lines end in CR only
+CR_TO_LF = bytes.maketrans(b"\r", b"\n")
+CR_ONLY = "the file's lines end in CR only (old Mac line ends, no LF): each CR is read as a line end"
+
+
+def cr_only(head: bytes, whole: bool = False) -> bool | None:
+    """Whether lines end in a bare CR, from a file's (or a stream's) first bytes: a CR and no LF.
+    None while it cannot be told: a CR that is the last byte may be half of a CRLF still being
+    written (`whole`: no more bytes will come)."""
+    if b"\n" in head:
+        return False
+    cr = head.find(b"\r")
+    if cr >= 0 and (cr < len(head) - 1 or whole):
+        return True
+    return False if whole or len(head) >= LINE_ENDS_HEAD else None
 
 
 class OpenFiles:
@@ -77,6 +98,8 @@ class IncrementalFile:
         self.scanned_to = 0  # bytes consumed: always just after a newline
         self.at_end = False  # finishing: no more bytes will come (a last line may lack its newline)
         self.identity: tuple | None = None  # (device, inode) of the file first opened
+        self.cr_only: bool | None = None  # lines end in a bare CR (None: not known yet)
+        self._cr_told = False
         self._fd: int | None = None
 
     # ---- the file ----------------------------------------------------------------------------
@@ -91,7 +114,15 @@ class IncrementalFile:
 
     def read_range(self, start: int, end: int) -> bytes:
         with OPEN_FILES.lock:
-            return pread_exact(OPEN_FILES.descriptor(self), start, end)
+            data = pread_exact(self._descriptor(), start, end)
+        return data.translate(CR_TO_LF) if self.cr_only else data
+
+    def _descriptor(self) -> int:
+        """The open descriptor (call with the lock held); the line ends told on the first look."""
+        fd = OPEN_FILES.descriptor(self)
+        if self.cr_only is None:
+            self.cr_only = cr_only(os.pread(fd, LINE_ENDS_HEAD, 0), whole=self.at_end)
+        return fd
 
     def line_number(self, offset: int) -> int:
         """1-based line number of a byte offset (counted on demand: the scan does not count lines)."""
@@ -115,7 +146,12 @@ class IncrementalFile:
             if (st.st_dev, st.st_ino) == self.identity and st.st_size == self.size:
                 return 0
         with OPEN_FILES.lock:
-            self.size = os.fstat(OPEN_FILES.descriptor(self)).st_size
+            self.size = os.fstat(self._descriptor()).st_size
+        if self.cr_only and not self._cr_told and self.scanned_to == 0:
+            # Told by whoever reads the file from its start: a part read in another process
+            # (parallel.py) starts further on, so the merged index says it once.
+            self._cr_told = True
+            self.sink.on_problem(self, 0, "CR line ends", CR_ONLY)  # (each reader has a sink)
         start = pos = self.scanned_to
         end = self.size if limit is None else min(self.size, start + limit)
         while pos < end:
@@ -123,6 +159,8 @@ class IncrementalFile:
                 data = os.pread(OPEN_FILES.descriptor(self), min(self.block_size, end - pos), pos)
             if not data:
                 break
+            if self.cr_only:
+                data = data.translate(CR_TO_LF)
             cut = data.rfind(b"\n") + 1
             if cut == 0:
                 if len(data) < self.block_size:

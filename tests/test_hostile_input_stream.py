@@ -1,0 +1,274 @@
+"""Hostile input streams (#26): a pipe that is not a log (NUL bytes, random bytes, a log that turns
+to garbage, UTF-16) or never ends, given to `tlview --follow -`; and files whose lines end in a bare
+CR. Each condition is made here from a real trace or text log. A stream that is not a log ends the
+explorer with a one-line message and exit 2, its copy bounded; a CR-only file reads as the file it
+was converted from, and says so once."""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import subprocess
+import sys
+import time
+
+import pytest
+from conftest import CORPUS, json_for, run_cli, tlview_command, without_paths
+
+from tlview.model.indexing import open_index
+from tlview.model.live import LiveIndex
+from tlview.report.summary import build_summary
+from tlview.source import stdin_log
+from tlview.source.stdin_log import TextCheck
+
+TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log"))
+TEXT = CORPUS / "recompiles" / "torch_logs.txt"
+CR_NOTE = "CR line ends"
+DEADLINE = 20  # generous for a loaded machine: a stream read forever fails here, not forever
+
+
+def cr_only(data: bytes) -> bytes:
+    return data.replace(b"\n", b"\r")
+
+
+def write(folder, name: str, data: bytes):
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+def same_as_original(converted: dict, original: dict) -> None:
+    """The same compile ids, records and problems, and exactly one CR-only note more."""
+    notes = [p for p in converted["problems"] if p["kind"] == CR_NOTE]
+    assert len(notes) == 1 and notes[0]["line"] == 1 and notes[0]["compile_id"] is None
+    assert "CR only" in notes[0]["message"]
+    converted = without_paths(converted)
+    original = without_paths(original)
+    strip = lambda problems: [{k: v for k, v in p.items() if k != "file"} for p in problems]  # noqa: E731
+    assert strip([p for p in converted.pop("problems") if p["kind"] != CR_NOTE]) == \
+        strip(original.pop("problems"))
+    assert converted["totals"].pop("problems") == original["totals"].pop("problems") + 1
+    assert converted["compiles"] == original["compiles"]
+    assert converted["totals"] == original["totals"]
+    assert converted["totals"]["records"] > 400
+
+
+# ---- CR-only files --------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_a_cr_only_trace_reads_as_the_original(tmp_path, monkeypatch, parallel):
+    if parallel:  # parts of the file indexed in other processes: still one note for the file
+        monkeypatch.setattr("tlview.model.indexing.PARALLEL_BYTES", 1 << 20)
+        monkeypatch.setenv("TLVIEW_PROCESSES", "3")
+    folder = tmp_path / "cr"
+    write(folder, TRACE.name, cr_only(TRACE.read_bytes()))
+    same_as_original(json_for(folder), json_for(TRACE.parent))
+
+
+def test_a_cr_only_text_log_reads_as_the_original(tmp_path):
+    # (a job's print first: the kind is told from the lines, not from the file's first bytes)
+    text = b"hello from train.py\n" + TEXT.read_bytes()
+    original = write(tmp_path / "lf", "torch_logs.txt", text)
+    path = write(tmp_path / "cr", "torch_logs.txt", cr_only(text))
+    same_as_original(json_for(path), json_for(original))
+
+
+@pytest.mark.parametrize("source", [TRACE, TEXT], ids=["trace", "text"])
+def test_the_report_says_cr_only_once(tmp_path, source):
+    path = write(tmp_path, source.name, cr_only(source.read_bytes()))
+    code, out = run_cli("--report", str(path))
+    assert code == 0
+    assert len(re.findall(r"CR only", out)) == 1, out
+
+
+@pytest.mark.parametrize("source", [TRACE, TEXT], ids=["trace", "text"])
+def test_crlf_files_read_as_before_with_no_note(tmp_path, source):
+    path = write(tmp_path, source.name, source.read_bytes().replace(b"\n", b"\r\n"))
+    doc, original = without_paths(json_for(path)), without_paths(json_for(source))
+    assert doc["problems"] == original["problems"] == []
+    assert doc["compiles"] == original["compiles"] and doc["totals"] == original["totals"]
+
+
+@pytest.mark.parametrize("line_end", [b"\r", b"\r\n"], ids=["CR", "CRLF"])
+def test_a_trace_followed_as_it_is_written(tmp_path, line_end):
+    """Written in pieces, one of them ending on the first CR (of a CRLF, half of it): the line
+    ends are told once enough came, and the whole reads as the original."""
+    data = TRACE.read_bytes().replace(b"\n", line_end)
+    first_cr = data.index(b"\r") + 1
+    rng = random.Random(26)
+    cuts = sorted({5, first_cr, *rng.sample(range(first_cr + 1, len(data)), 60)})
+    path = tmp_path / TRACE.name
+    live = LiveIndex(str(path))
+    last = 0
+    with open(path, "wb") as f:
+        for cut in [*cuts, len(data)]:
+            f.write(data[last:cut])
+            f.flush()
+            last = cut
+            live.step()
+    live.catch_up()
+    live.finish()
+    doc = build_summary(live.index)
+    original = build_summary(open_index(str(TRACE), parallel_ok=False))
+    if line_end == b"\r":
+        same_as_original(doc, original)
+    else:
+        assert doc["problems"] == [] and without_paths(doc) == without_paths(original)
+
+
+# ---- a stream that is not a log: what the check says -------------------------------------------
+
+def feed_all(data: bytes, step: int = 1 << 16) -> str | None:
+    """What the check says of `data` read `step` bytes at a time (with the lines read so far,
+    as the copy gives them)."""
+    check = TextCheck()
+    lines = 0
+    for at in range(0, len(data), step):
+        if (why := check.feed(data[at:at + step], lines)) is not None:
+            return why
+        lines += data.count(b"\n", at, at + step)
+    return check.end(lines)
+
+
+LOGS = {
+    "trace": lambda: TRACE.read_bytes(),
+    "text": lambda: TEXT.read_bytes(),
+    "CR-only trace": lambda: cr_only(TRACE.read_bytes()),
+    "colours, UTF-8, a stray binary print": lambda: b"".join(
+        b"\x1b[32mI1121 23:27:10.004000 17567 torch/x.py:1] \xe2\x9c\x93 \xe6\x97\xa5 step %d\x1b[0m\n" % i
+        for i in range(20_000)) + random.Random(1).randbytes(2048) + TEXT.read_bytes(),
+}
+
+
+@pytest.mark.parametrize("name", LOGS)
+def test_a_log_is_never_taken_for_garbage(name):
+    data = LOGS[name]()
+    for step in (1 << 16, 4096, 100):  # however the pipe's reads fall
+        assert feed_all(data, step) is None, f"{name}, read {step} bytes at a time"
+
+
+def test_text_written_as_utf16_is_told_as_such():
+    why = feed_all(TEXT.read_text().encode("utf-16"))
+    assert why.startswith("stdin is not a log: UTF-16 text from its start, not UTF-8")
+
+
+def test_a_line_with_no_end_is_not_a_log(monkeypatch):
+    monkeypatch.setattr(stdin_log, "LINE_MAX", 1 << 20)
+    text = TEXT.read_bytes()
+    lines = text.count(b"\n")
+    assert feed_all(text + b"x" * (2 << 20)) == (
+        f"stdin is not a log: a line of over 1 MiB with no line end after {len(text):,} bytes "
+        f"({lines:,} lines); tlview stopped reading it")
+    assert feed_all(text + b"x" * (1 << 20)) is None  # as long as the longest line read whole
+
+
+# ---- a stream that is not a log: the explorer ---------------------------------------------------
+
+def copy_sizes(pid: int) -> list[int]:
+    """The sizes of stdin's copies held open under `pid` (found by the process tree; a process may
+    end while it is looked at)."""
+    sizes, todo = [], [pid]
+    while todo:
+        parent = todo.pop()
+        try:
+            for task in os.listdir(f"/proc/{parent}/task"):
+                with open(f"/proc/{parent}/task/{task}/children") as f:
+                    todo += [int(c) for c in f.read().split()]
+            fds = os.listdir(f"/proc/{parent}/fd")
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                if "tlview-stdin" in os.readlink(f"/proc/{parent}/fd/{fd}"):
+                    sizes.append(os.stat(f"/proc/{parent}/fd/{fd}").st_size)
+            except OSError:
+                pass
+    return sizes
+
+
+def run_to_the_end(term) -> tuple[str, int]:
+    """Wait for the command to end (at most DEADLINE s), watching the copy's size all along:
+    (the screen, the biggest copy seen)."""
+    deadline = time.monotonic() + DEADLINE
+    biggest = 0
+    while "EXITED:" not in (screen := term.screen()):
+        assert time.monotonic() < deadline, f"still running after {DEADLINE} s:\n{screen}"
+        biggest = max([biggest, *copy_sizes(term.process.pid)])
+        time.sleep(0.01)  # (a poll, not a wait for time to pass: the loop ends on the condition)
+    return screen, biggest
+
+
+@pytest.mark.parametrize("feed, message", [
+    ("< /dev/zero", r"tlview: stdin is not a log: NUL bytes from its start; tlview stopped reading it"),
+    ("< /dev/urandom", r"tlview: stdin is not a log: binary data \(control bytes, not UTF-8\) from its "
+                       r"start; tlview stopped reading it"),
+    (f"cat {TRACE} /dev/zero |", r"tlview: stdin is not a log: NUL bytes after 3\.\d MiB \([\d,]+ lines\); "
+                                 r"tlview stopped reading it"),
+], ids=["zero", "urandom", "a log, then NUL bytes"])
+def test_a_stream_that_is_not_a_log_ends_with_a_message(terminal, feed, message):
+    command = f"{tlview_command()} --follow - {feed}" if feed.startswith("<") else \
+        f"{feed} {tlview_command()} --follow -"
+    term = terminal(command)
+    screen, biggest = run_to_the_end(term)
+    assert "EXITED:2" in screen and re.search(message, screen), screen
+    assert "Traceback" not in screen and "tlview-stdin" not in screen
+    if "start" in message:
+        assert biggest == 0  # judged on its first read: nothing of it was copied
+    else:
+        assert biggest <= TRACE.stat().st_size + (1 << 20)  # the log, and at most a stretch more
+
+
+GENERATOR = """
+import sys
+data = open(sys.argv[1], "rb").read()
+try:
+    while True:  # a job that never ends
+        sys.stdout.buffer.write(data)
+except BrokenPipeError:
+    pass
+"""
+
+
+def test_an_endless_log_stops_at_the_cap(terminal, tmp_path):
+    generator = write(tmp_path, "endless.py", GENERATOR.encode())
+    cap = 4 << 20
+    term = terminal(f"{sys.executable} {generator} {TRACE} 2>/dev/null | {tlview_command()} --follow -",
+                    env={"TLVIEW_STDIN_MAX": "4M"})
+    screen, biggest = run_to_the_end(term)
+    assert "EXITED:2" in screen, screen
+    assert ("tlview: stdin passed 4 MiB, the most tlview copies of a pipe: tlview stopped reading it "
+            "(TLVIEW_STDIN_MAX=8M keeps more)") in screen
+    assert 0 < biggest <= cap
+
+
+def test_a_bad_cap_is_said_at_once():
+    done = subprocess.run([*tlview_command().split(), "--follow", "-"], stdin=subprocess.DEVNULL,
+                          capture_output=True, timeout=DEADLINE, env={**os.environ, "TLVIEW_STDIN_MAX": "lots"})
+    assert done.returncode == 2
+    assert done.stderr.decode().strip() == ("tlview: TLVIEW_STDIN_MAX='lots' is not a size: bytes, "
+                                            "or with K, M or G (16G)")
+
+
+def test_a_cr_only_trace_piped_in_is_read_as_it_comes(terminal, tmp_path):
+    """Its first records are shown before the rest comes (less than a sniff's worth of it: the
+    kind is told from its CR-ended first line), and then all of it."""
+    truth = json_for(TRACE)
+    gate = tmp_path / "gate"
+    os.mkfifo(gate)  # the rest comes when the test says so: no sleep
+    converted = write(tmp_path, "cr.log", cr_only(TRACE.read_bytes()))
+    term = terminal(f"(head -c 30000 {converted}; read go < {gate}; tail -c +30001 {converted}) | "
+                    f"{tlview_command()} --follow -")
+    deadline = time.monotonic() + DEADLINE
+    while not re.search(r"· [1-9][\d,]* records", screen := term.screen()):
+        assert time.monotonic() < deadline, f"no record shown:\n{screen}"
+        time.sleep(0.05)
+    with open(gate, "w") as go:
+        go.write("go\n")
+    term.wait_for("■ ended", timeout=DEADLINE)
+    records = f"{truth['totals']['records']:,} records"
+    screen = term.wait_for(records, timeout=DEADLINE)
+    assert f"{len(truth['compiles'])} compile ids" in screen
+    term.keys("q")
+    assert "EXITED:0" in term.wait_for("EXITED:", timeout=DEADLINE)
