@@ -2,10 +2,20 @@
 
 A compile id is (compiled_autograd_id, frame_id, frame_compile_id, attempt). Any part may be
 missing; `attempt` is taken as 0 when the frame compile id is known, as tlparse does.
+
+Each part is a counter: a whole number from 0 to 2**64 - 1 (or null, for compiled_autograd_id,
+which older torch writes). A record whose part is anything else (1.5, a number past 64 bits,
+true, a list, text, null) is an odd compile id, a problem of its record (`odd_fields`), placed
+where it is least surprising: an odd attempt reads as attempt 0 (the record stays with its
+compile); an odd frame id, frame compile id or compiled autograd id leaves the record with no
+compile id (the records of no compile id of its rank), never guessed into a compile whose
+verdict it could change. An odd rank reads as no rank: the record stays with its file's rank
+or process (one file is one process).
 """
 
 from __future__ import annotations
 
+import json
 import re
 from typing import NamedTuple
 
@@ -18,13 +28,14 @@ class CompileId(NamedTuple):
 
     @classmethod
     def from_fields(cls, autograd, frame, frame_compile, attempt) -> "CompileId | None":
-        """Build from a trace record's context fields; None when the record has no compile id."""
-        autograd = _as_int(autograd)
-        frame = _as_int(frame)
-        frame_compile = _as_int(frame_compile)
-        if autograd is None and frame is None and frame_compile is None:
+        """Build from a trace record's context fields (`...`: not there); None when the record has
+        no compile id, or an odd one (the module's docstring)."""
+        if _odd(autograd, null_ok=True) or _odd(frame) or _odd(frame_compile):
             return None
-        return cls(autograd, frame, frame_compile, _as_int(attempt) or 0)
+        ids = (_as_id(autograd), _as_id(frame), _as_id(frame_compile))
+        if ids == (None, None, None):
+            return None
+        return cls(*ids, _as_id(attempt) or 0)
 
     @classmethod
     def parse(cls, text: str) -> "CompileId | None":
@@ -75,14 +86,43 @@ CID_IN_TEXT = r"!?\d+(?:/\d+){1,2}(?:_\d+)?"
 REASON_CID_RE = re.compile(rf"^\s*(?P<cid>{CID_IN_TEXT}):\s*")
 
 
-def _as_int(value) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and value.isdigit():
-        return int(value)
-    return None
+ID_END = 1 << 64  # torch's ids are counters; orjson reads a number past 64 bits as a float
+FIELDS = ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt")
+
+
+def _as_id(value) -> int | None:
+    return value if type(value) is int and 0 <= value < ID_END else None
+
+
+def _odd(value, null_ok: bool = False) -> bool:
+    """There (`...`: not there), and not an id."""
+    return value is not ... and _as_id(value) is None and not (value is None and null_ok)
+
+
+def odd_fields(rank, autograd, frame, frame_compile, attempt) -> list[tuple[str, str]]:
+    """(problem kind, message) for each context field of a record that is there but is not an id
+    (`...`: not there), naming the field, its value and where the record went."""
+    odd = []
+    for name, value in zip(FIELDS, (autograd, frame, frame_compile, attempt)):
+        if not _odd(value, null_ok=name == "compiled_autograd_id"):  # (older torch writes it null)
+            continue
+        where = ("read as attempt 0" if name == "attempt"
+                 else "the record is kept with the records of no compile id")
+        odd.append(("odd compile id", f"{name} is {_value(value)}, not a compile id number: {where}"))
+    if _odd(rank):
+        odd.append(("odd rank", f"rank is {_value(rank)}, not a rank number: the record is kept "
+                                "with its file's rank or process"))
+    return odd
+
+
+def _value(value) -> str:
+    """A value as written: 18446744073709551616 (orjson: a float), 1.5, null, true, [1]."""
+    if type(value) is float and value.is_integer() and abs(value) >= 1 << 63:
+        return f"{int(value)} (past 64 bits)"
+    if type(value) is int:
+        return f"{value} (negative)" if value < 0 else f"{value} (past 64 bits)"
+    text = json.dumps(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _dash(value: int | None) -> str:

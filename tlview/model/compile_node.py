@@ -60,6 +60,7 @@ class CompileNode:
     source: Any = None  # the file it came from (a trace's, else a text log's)
     frame: dict | None = None  # the compiled frame (dynamo_start's last), its file a string id
     start: tuple[Any, int] | None = None  # (source, record) of dynamo_start: the whole stack
+    last_start: tuple[Any, int] | None = None  # of its latest dynamo_start (the first is kept)
     artifacts: list[Artifact] = field(default_factory=list)
     metrics: dict | None = None
     bwd_metrics: dict | None = None

@@ -72,6 +72,10 @@ def on_cache(index: "Index", record: Record) -> None:
 
 
 def on_dynamo_start(index: "Index", record: Record) -> None:
+    """A compile begins. A compile id that starts again in the same process (torch._dynamo.reset()
+    numbers compiles from 0/0 again; two runs appended to one file) keeps its first start and its
+    first compilation_metrics, so nothing told earlier is lost; the start again is a problem of
+    its record, and what follows it is shown with the first."""
     node = record.node
     if node is None:
         return
@@ -82,8 +86,25 @@ def on_dynamo_start(index: "Index", record: Record) -> None:
         if frame is not None:
             frame, wrong = checked(frame, STACK_FRAME, "dynamo_start: the compiled frame")
             _report_wrong_types(index, record, wrong)
-        node.frame = frame
-        node.start = (record.source, record.rec)
+        here = (record.source, record.rec)
+        if node.start is None or node.is_outside:  # (the run's records of no compile id: any start)
+            node.frame, node.start = frame, here
+        elif message := started_again(node, *here):
+            index.add_problem(record.source, record.source.offsets[record.rec], "repeated compile id", message)
+        node.last_start = here
+
+
+def started_again(node, source, rec: int) -> str | None:
+    """What a dynamo_start of `node`'s compile id (record `rec` of `source`) tells when it already
+    started: None unless the same process (the envelope's pid) wrote the start before it, and
+    wrote another one (a file appended to itself repeats every line: nothing is lost)."""
+    before = node.last_start[0].envelope_line(node.last_start[1])
+    now = source.envelope_line(rec)
+    if now == before or now.split(b" ", 3)[2:3] != before.split(b" ", 3)[2:3]:
+        return None
+    return (f"{node.id} started again in the same process (torch._dynamo.reset() numbers compiles "
+            "from 0/0 again, or two runs went into one file): its first dynamo_start and "
+            "compilation_metrics are kept; the records after this one are shown with them")
 
 
 def _report_wrong_types(index: "Index", record: Record, wrong: list[str]) -> None:
@@ -101,7 +122,8 @@ def on_metrics(index: "Index", record: Record) -> None:
     node = record.node
     if node is not None:
         if record.name == "compilation_metrics":
-            node.metrics = summary
+            if node.metrics is None or node.is_outside:  # a compile's first is kept (on_dynamo_start)
+                node.metrics = summary
         elif record.name in ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics"):
             node.bwd_metrics = summary
     attach(index, record)

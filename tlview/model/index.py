@@ -15,11 +15,12 @@ from bisect import bisect_right
 from typing import Iterator
 
 from tlview.model.artifacts import Artifact, TextRecord
-from tlview.model.compile_id import OUTSIDE, CompileId
+from tlview.model.compile_id import OUTSIDE, CompileId, odd_fields
 from tlview.model.compile_node import Compile, CompileNode, Frame
 from tlview.model.group import Group, process_starts
 from tlview.model import handlers as H
 from tlview.model.kinds import Reads, Record
+from tlview.model.parts import IndexParts
 from tlview.model.problems import Problem
 from tlview.model.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 from tlview.source.discover import TRACE, FoundLog
@@ -32,7 +33,7 @@ Source = TraceFile | TextLog
 UNTAGGED_KEPT = 10_000  # records of the run's own lines (prints) kept: the Log pane shows the first
 
 
-class Index:
+class Index(IndexParts):
     """Records from trace files and text logs, folded into a frame tree of compile ids."""
 
     lazy_kinds = LAZY_KINDS
@@ -63,6 +64,7 @@ class Index:
         self._changed: set[Compile] = set()
         self._paths: set[str] = set()
         self.has_traces = False  # a trace file is among the sources (its records win over text)
+        self._told: set[tuple] = set()  # (source, message) of the problems told once a file
 
     # ---- sources -------------------------------------------------------------------------------
 
@@ -122,8 +124,12 @@ class Index:
 
     # ---- the sink the readers call -------------------------------------------------------------
 
-    def context_code(self, source, rank: int | None, fields: tuple) -> int:
-        return self.code_for(Group.of(rank, source.pid), CompileId.from_fields(*fields), source)
+    def context_code(self, source, rank: int | None, fields: tuple, said_rank=..., offset=None) -> int:
+        code = self.code_for(Group.of(rank, source.pid), CompileId.from_fields(*fields), source)
+        for kind, message in odd_fields(said_rank, *fields):  # (a few calls a file: codes are cached)
+            self.tell_once(source, source.scanned_to if offset is None else offset, kind, message,
+                           self._context_nodes[code])
+        return code
 
     def code_for(self, group: Group, cid: CompileId | None, source=None) -> int:
         key = (group, cid)
@@ -202,12 +208,22 @@ class Index:
                     return name
         return None
 
-    def add_problem(self, source, offset: int, kind: str, message: str) -> None:
-        node = None
-        if isinstance(source, TraceFile) and source.offsets:
-            rec = bisect_right(source.offsets, offset) - 1
-            if rec >= 0:
-                node = self._context_nodes[source.contexts[rec]]
+    def tell_once(self, source, offset: int, kind: str, message: str, node=...) -> None:
+        """A problem told once a file however many records have it (an odd compile id on each of
+        10,000 chromium events is one problem, at the first)."""
+        if (source, message) not in self._told:
+            self._told.add((source, message))
+            self.add_problem(source, offset, kind, message, node)
+
+    def add_problem(self, source, offset: int, kind: str, message: str, node=...) -> None:
+        """A problem in the input; it belongs to the compile id of the record at `offset` unless
+        `node` says (a record's problem told before the record is kept)."""
+        if node is ...:
+            node = None
+            if isinstance(source, TraceFile) and source.offsets:
+                rec = bisect_right(source.offsets, offset) - 1
+                if rec >= 0:
+                    node = self._context_nodes[source.contexts[rec]]
         problem = Problem(source, offset, kind, message, node)
         self.problems.append(problem)
         if node is not None:
@@ -389,59 +405,3 @@ class Index:
                 seen.add((id(source), idx))
                 self.add_problem(source, source.offsets[rec], "unknown string",
                                  f"string-table id {idx} is never defined (shown as unknown)")
-
-    # ---- parts indexed in other processes (parallel.py) ----------------------------------------
-
-    def export_part(self, source: TraceFile) -> dict:
-        """What this index (of one byte range of `source`) holds, as plain data to send."""
-        for node in [*self.nodes.values(), *self.outside.values()]:
-            node.compile = node.source = None
-            node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
-            if node.start is not None:
-                node.start = (None, node.start[1])
-            for item in node.artifacts + node.graph_breaks + node.dynamic:
-                item.source = None
-        return {
-            "file": source.export_part(), "contexts": self._contexts,
-            "nodes": list(self.nodes.values()), "outside": list(self.outside.values()),
-            "problems": [(p.offset, p.kind, p.message) for p in self.problems],
-            "unknown_kinds": self.unknown_kinds,
-            "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
-        }
-
-    def merge_part(self, source: TraceFile, part: dict) -> None:
-        """Append a part of `source` indexed in another process, in file order."""
-        with self.lock:
-            context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
-            base = source.absorb_part(part["file"], context_map)
-            for later in part["nodes"]:
-                self._merge_node(self._node(later.group, later.cid, True, source), later, source, base)
-            for later in part["outside"]:
-                self._merge_node(self._outside_node(later.group, source), later, source, base)
-            for offset, kind, message in part["problems"]:
-                self.add_problem(source, offset, kind, message)
-            for kind, count in part["unknown_kinds"].items():
-                self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + count
-            for name, count in part["cache_events"].items():
-                self.cache_events[name] = self.cache_events.get(name, 0) + count
-            self.pytorch_version = self.pytorch_version or part["pytorch_version"]
-
-    def _merge_node(self, node: CompileNode, later: CompileNode, source, base: int) -> None:
-        """Fold in what a later part of the same file said of this compile id."""
-        for item in later.artifacts + later.graph_breaks + later.dynamic:
-            item.source, item.rec = source, item.rec + base
-        for artifact in later.artifacts:
-            artifact.kind = KINDS.named(artifact.kind.name)
-        if later.start is not None:  # the latest dynamo_start names it, as in one process
-            node.frame, node.start = later.frame, (source, later.start[1] + base)
-        node.artifacts += later.artifacts
-        node.metrics = later.metrics or node.metrics
-        node.bwd_metrics = later.bwd_metrics or node.bwd_metrics
-        node.graph_breaks += later.graph_breaks
-        if later.recompile_reasons:
-            node.recompile_reasons = later.recompile_reasons
-            self.note_recompile_reasons(node)
-        node.dynamic += later.dynamic
-        node.errors += later.errors
-        self._touch(node.compile)
-

@@ -43,6 +43,7 @@ class DamagedLines:
                 else "nul" if not data.strip(b"\0") else "cr" if data.count(b"\r") > 1 else "other")
         if what != "payload":
             self._close_open(pos)
+            self._cut(pos)  # not part of the record before
         self._long = LongLine(pos, what)
         return len(data)
 
@@ -111,6 +112,7 @@ class DamagedLines:
         glued = glued or ENVELOPE_START.search(buf, pos + 1, eol)
         bad_end = glued.start() if glued else eol
         self._close_open(base + pos)
+        self._cut(base + pos)  # not part of the record before
         self.sink.on_problem(self, base + pos, "bad line", bad_line_message(buf, pos, bad_end, glued is not None))
         return glued.start() if glued else None
 
@@ -118,6 +120,8 @@ class DamagedLines:
 def bad_line_message(buf: bytes, start: int, end: int, before_record: bool = False) -> str:
     line = bytes(buf[start:min(end, start + 60)])
     then = "; the record glued after them is read" if before_record else ""
+    if line.strip(b" \r") == b"\xef\xbb\xbf":  # an editor's, or a file joined on with cat
+        return f"a UTF-8 byte-order mark in mid-file{then.replace('them', 'it')}"
     if not line.strip(b"\0"):
         return f"{end - start:,} NUL bytes (a torn or corrupted write){then}"
     if b"\x00" in line:

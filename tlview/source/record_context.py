@@ -18,40 +18,40 @@ CONTEXT_KEYS = frozenset(
 class RecordContexts:
     """Context codes for a TraceFile's records (see the module's docstring)."""
 
-    def _context_from_tail(self, key: bytes) -> int | None:
+    def _context_from_tail(self, key: bytes, offset: int) -> int | None:
         text = key.rstrip(b" ,}\r")
         fields = loads_object(b"{" + text + b"}") if text else {}
         if fields is None or not fields.keys() <= CONTEXT_KEYS:
             return None  # not a context tail (e.g. a `stack` field): parse the whole record
-        ctx = self._context(fields)
+        ctx = self._context(fields, offset)
         self._tail_cache[key] = ctx
         return ctx
 
-    def _context(self, fields: dict) -> int:
+    def _context(self, fields: dict, offset: int) -> int:
+        """The context code of a record's fields (at `offset`). A field that is not there is `...`
+        to the sink, which tells it from one written as null."""
         get = fields.get
-        key = (get("rank"), get("compiled_autograd_id"), get("frame_id"), get("frame_compile_id"),
-               get("attempt"))
-        try:
-            ctx = self._context_cache.get(key)
-        except TypeError:  # unhashable values (a list where a number belongs)
-            ctx, key = None, None
+        key = (get("rank", ...), get("compiled_autograd_id"), get("frame_id", ...),
+               get("frame_compile_id", ...), get("attempt", ...))
+        # Values other than ints are not cached: true == 1 and 1.0 == 1 as keys, and a record of
+        # frame_id true must not take the code of frame 1 (nor the other way round).
+        plain = all(type(value) is int or value is None or value is ... for value in key)
+        ctx = self._context_cache.get(key) if plain else None
         if ctx is None:
-            ctx = self.sink.context_code(self, self._rank_of(key[0] if key else get("rank")),
-                                         (get("compiled_autograd_id"), get("frame_id"),
-                                          get("frame_compile_id"), get("attempt")))
-            if key is not None:
+            ctx = self.sink.context_code(self, self._rank_of(key[0], offset), key[1:], key[0], offset)
+            if plain:
                 self._context_cache[key] = ctx
         return ctx
 
-    def _rank_of(self, rank) -> int | None:
-        if not isinstance(rank, int) or isinstance(rank, bool):
-            rank = None
+    def _rank_of(self, rank, offset: int) -> int | None:
+        if type(rank) is not int or not 0 <= rank < 1 << 64:
+            rank = None  # not a rank: the file's (the sink reports it)
         if self.rank_from_name is not None:
             # One file is one process: the name's rank holds for all its records. Records that say
             # otherwise were copied from another rank's file (tlparse also goes by the name).
             if rank is not None and rank != self.rank_from_name and not self.rank_from_record:
                 self.rank_from_record = True
-                self.sink.on_problem(self, self.scanned_to, "rank mismatch",
+                self.sink.on_problem(self, offset, "rank mismatch",
                                      f"records say rank {rank}, the file name says rank "
                                      f"{self.rank_from_name}: going by the file name")
             return self.rank_from_name

@@ -82,20 +82,34 @@ def _ends(source, start: int, end: int) -> tuple[bytes, bytes]:
     return head[eol + 1:] if eol >= 0 else b"", source.read_range(max(start, end - ENDS_BYTES), end)
 
 
+# A line that is neither payload (TAB) nor blank: the payload ended above it.
+_NOT_PAYLOAD = re.compile(rb"\n[^\t\r\n]")
+
+
 def parse_event(payload: bytes | None) -> dict | None:
-    """A chromium event from its payload bytes, or None (torn, not JSON, not an object)."""
+    """A chromium event from its payload bytes, or None (torn, not JSON, not an object).
+
+    Bytes after the payload's own lines (garbage the scan did not look at: it checks no md5 of
+    a chromium event unless asked) are not the event's: when the whole does not parse, the
+    payload's own lines are tried (only then: the common case pays nothing)."""
     if not payload:
         return None
+    event = _loads_event(payload)
+    if event is None and (other := _NOT_PAYLOAD.search(payload)):
+        event = _loads_event(payload[:other.start() + 1])
+    return event if isinstance(event, dict) else None
+
+
+def _loads_event(payload: bytes):
     try:
-        event = orjson.loads(payload)
+        return orjson.loads(payload)
     except orjson.JSONDecodeError:
         if b"NaN" not in payload and b"Infinity" not in payload:
             return None
         try:  # Python's json.dumps writes NaN and Infinity, which orjson rejects
-            event = json.loads(payload)
+            return json.loads(payload)
         except ValueError:
             return None
-    return event if isinstance(event, dict) else None
 
 
 # torch writes an event's keys in this order: name, ts, args, ph, cat, tid, pid (json.dumps of a

@@ -18,28 +18,31 @@ matches, or the file is finished.
 from __future__ import annotations
 
 from array import array
-from dataclasses import dataclass
 from typing import Protocol
 
 from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine
-from tlview.source.payload import MD5_MISMATCH, decode_file_region, size_text, whole_payload
+from tlview.source.payload import decode_file_region
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
+from tlview.source.record_ends import OpenRecord, RecordEnds
 from tlview.source.trace_records import TraceRecords, loads_metadata
 
 _CLOSING = (ord("}"), ord("\r"))
 _BOM = b"\xef\xbb\xbf"
 KINDS_MAX = 10_000  # record kinds told apart in one file (torch has about a hundred)
 OTHER_KINDS = "(other kinds)"
-PAYLOAD_KEPT = 16 << 20  # of a payload the index parses (reasons, guards): more is not read
+
+
 class RecordSink(Protocol):
     """What the scanner feeds: the model's index implements it."""
 
     lazy_kinds: frozenset  # kinds whose metadata is not parsed while scanning (meta is None)
     silent_kinds: frozenset  # lazy kinds the sink need not hear of at all (counted only)
 
-    def context_code(self, source: "TraceFile", rank: int | None, fields: tuple) -> int:
-        """A small number for (rank, raw compile-id fields); the same fields give the same code."""
+    def context_code(self, source: "TraceFile", rank: int | None, fields: tuple, said_rank=...,
+                     offset: int | None = None) -> int:
+        """A small number for (rank, raw compile-id fields); the same fields give the same code.
+        `fields` and `said_rank` are as written (`...`: not there); `offset`: the record's."""
 
     def on_record(self, source: "TraceFile", rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
         """A record; return True to be called again (on_payload) when its payload is complete."""
@@ -53,21 +56,7 @@ class RecordSink(Protocol):
         """A string-table entry defined in another file of the same process."""
 
 
-@dataclass(slots=True)
-class OpenRecord:
-    """The last record, whose payload may still grow."""
-
-    rec: int  # record number in the file
-    offset: int  # envelope line start
-    payload_start: int  # first byte after the envelope line
-    kind: str
-    meta: dict | None  # kept only when the sink wants the payload
-    ctx: int
-    md5: str | None
-    wants_payload: bool
-
-
-class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
+class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, IncrementalFile):
     """One trace file: its records' offsets and the scanning state."""
 
     def __init__(self, path: str, sink: RecordSink, verify_md5: bool = False,
@@ -85,6 +74,8 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
         self.contexts = array("i")
         self.kind_names: list[str] = []
         self.strings: dict[int, str] = {}  # the {"str": [s, idx]} table
+        self.string_at: dict[int, tuple[int, bytes]] = {}  # idx -> (offset, pid) of its definition
+        self.cuts = array("q")  # where bytes of no record begin (record_ends.py)
         self.md5_ok = 0
         self.md5_bad = 0
         self.rank_from_record = False
@@ -114,20 +105,6 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
             self._end_long_line(self.scanned_to)
         self._close_open(self.scanned_to)
         self._check_last_record()
-
-    def _check_last_record(self) -> None:
-        """A writer that died mid-record leaves a last payload shorter than its md5 says. With
-        verify_md5 every payload was checked already; otherwise check this one now."""
-        if self.verify_md5 or not self.offsets:
-            return
-        rec = len(self.offsets) - 1
-        if rec == self._verified_rec:
-            return  # its md5 was checked when it closed
-        if self.payload_md5_ok(rec) is False:
-            self.md5_bad += 1
-            self.sink.on_problem(self, self.offsets[rec], "torn record",
-                                 "the last record's payload does not match its md5: cut short "
-                                 "(the writer stopped mid-record) or edited")
 
     # ---- the scan loop -------------------------------------------------------------------------
 
@@ -250,6 +227,7 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
         rec = len(self.offsets)
         meta = None
         md5 = None
+        error = ""
         # The context sits after the event's value: `}, "frame_id": 0, ..., "has_payload": "…"}`;
         # a tail that repeats gives the context with no JSON parsing.
         end = h if h >= 0 else eol
@@ -264,7 +242,7 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
             tail = data[t + 3:end]
             ctx = self._tail_cache.get(tail)
             if ctx is None:
-                ctx = self._context_from_tail(tail)
+                ctx = self._context_from_tail(tail, base + p)
         if ctx is not None and kind in self.sink.lazy_kinds:
             if h == eol - 50 and kind in self.sink.silent_kinds and data[k1:k1 + 5] == b'": {}':
                 self._fast_cache[data[p + 22:h]] = (code, ctx)  # the fast path never calls the sink
@@ -292,11 +270,12 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
             glued = ENVELOPE_START.search(data, j + 2, eol) if data.find(b"] {", j + 3, eol) >= 0 else None
             meta = None
             if glued is None or loads_metadata(data[j + 2:glued.start()], cut_configs)[0] is None:
-                meta, error = loads_metadata(data[j + 2:eol], cut_configs=cut_configs)
+                meta, error = loads_metadata(data[j + 2:eol], cut_configs, j + 2 - p)
             if meta is None:
                 glued = glued or ENVELOPE_START.search(data, j + 2, eol)
                 if glued is None:
                     self._close_open(base + p)
+                    self._cut(base + p)  # not a record, nor part of the one before
                     self.sink.on_problem(self, base + p, "bad json", error)
                     return
                 # Two records on one line (the writer lost a newline), or a torn one and a whole
@@ -315,12 +294,14 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
                 if code is None:
                     code = self._new_kind(kind.encode(), base + p)
             if ctx is None:
-                ctx = self._context(meta)
+                ctx = self._context(meta, base + p)
         if h >= 0:
             md5 = data[h + 16:h + 48].decode("ascii", "replace")
         self._append(base + p, code, ctx)
+        if error:  # read, with U+FFFD for the bytes that are not UTF-8
+            self.sink.on_problem(self, base + p, "not UTF-8", error)
         if kind == "str":
-            self._intern(meta.get("str"), base + p)
+            self._intern(meta.get("str"), base + p, data[p:j])
         wants = self.sink.on_record(self, rec, kind, ctx, meta)
         if not (wants or self.verify_md5):
             md5 = None  # checked when a pane loads it
@@ -369,61 +350,31 @@ class TraceFile(RecordContexts, DamagedLines, TraceRecords, IncrementalFile):
         code = self._kind_codes.get(name.encode())
         return self._new_kind(name.encode()) if code is None else code
 
-    def _intern(self, entry, offset: int) -> None:
-        if (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
+    def _intern(self, entry, offset: int, header: bytes) -> None:
+        """A `{"str": [text, idx]}` record (its envelope's `header`, which names the process)."""
+        if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], int)):
-            self.strings[entry[1]] = entry[0]
-        else:
             self.sink.on_problem(self, offset, "bad string", "a string-table record of the wrong shape")
-
-    # ---- closing records -----------------------------------------------------------------------
-
-    def close_open_at(self, offset: int) -> None:
-        self._close_open(offset)
-
-    def _close_open(self, end: int) -> None:
-        """The open record ends at `end` (the next envelope or the end of the file)."""
-        rec = self._open
-        if rec is None:
             return
-        self._open = None
-        if rec.md5 and self._payload_in_block(rec, end):
-            return
-        # Read a few MiB at a time: memory does not follow a payload's size.
-        decoded = decode_file_region(self.read_range, rec.payload_start, end,
-                                     keep=PAYLOAD_KEPT if rec.wants_payload else 0)
-        if decoded.blank_lines:
-            self.sink.on_problem(self, rec.payload_start + decoded.blank_lines[0], "blank line",
-                                 f"{len(decoded.blank_lines)} blank line(s) inside a payload "
-                                 "(skipped, as tlparse does)")
-        for rel in decoded.bad_lines:
-            self.sink.on_problem(self, rec.payload_start + rel, "bad line", "a line inside a payload "
-                                 "that is neither payload (TAB) nor an envelope")
-        if rec.md5:
-            self._verified_rec = rec.rec
-            if decoded.md5 == rec.md5:
-                self.md5_ok += 1
+        text, idx = entry
+        pid = b"".join(header.split(b" ", 3)[2:3])
+        said = self.strings.get(idx)
+        if said is None:
+            self.strings[idx] = text
+            self.string_at[idx] = (offset, pid)
+        elif said != text:
+            self._string_again(idx, text, offset, pid)
+
+    def _string_again(self, idx: int, text: str, offset: int, pid: bytes, told=None) -> None:
+        """A string-table id defined again with other text. Torch gives each string an id once a
+        process: the first definition is kept (the frames logged before this one named it). Told
+        (`told`, else the sink) when the same process wrote both; records of another process in
+        this file (files joined with cat) are another matter."""
+        first = self.string_at.get(idx)
+        if first is not None and first[1] == pid:
+            message = (f"string-table id {idx} defined again as {text[:80]!r}; it was "
+                       f"{self.strings[idx][:80]!r}: the first is kept")
+            if told is None:
+                self.sink.on_problem(self, offset, "string id redefined", message)
             else:
-                self.md5_bad += 1
-                self.sink.on_problem(self, rec.offset, "md5 mismatch", f"{rec.kind}: {MD5_MISMATCH}")
-        if rec.wants_payload:
-            if decoded.truncated:
-                self.sink.on_problem(self, rec.offset, "huge payload",
-                                     f"{rec.kind}: a payload of {size_text(decoded.size)}; only its "
-                                     f"first {size_text(PAYLOAD_KEPT)} are read")
-            self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, decoded.kept_text())
-
-
-    def _payload_in_block(self, rec: OpenRecord, end: int) -> bool:
-        """A payload that lies in the block being scanned, checked from memory (the common case)."""
-        if self._block is None or (rec.wants_payload and end - rec.payload_start > PAYLOAD_KEPT):
-            return False
-        text = whole_payload(self._block, rec.payload_start - self._block_base,
-                             end - self._block_base, rec.md5)
-        if text is None:
-            return False
-        self._verified_rec = rec.rec
-        self.md5_ok += 1
-        if rec.wants_payload:
-            self.sink.on_payload(self, rec.rec, rec.kind, rec.ctx, rec.meta, text)
-        return True
+                told.append((offset, "string id redefined", message))

@@ -11,6 +11,7 @@ from array import array
 
 import orjson
 
+from tlview.source.damage import ENVELOPE_START
 from tlview.source.payload import LoadedPayload, decode_file_region, load_payload
 
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
@@ -18,8 +19,10 @@ _CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_c
 _METADATA_HEAD = 64 << 10  # enough for almost every envelope line; longer ones are read whole
 
 
-def loads_metadata(line: bytes, cut_configs: bool = False) -> tuple[dict | None, str]:
-    """An envelope's JSON object, or (None, what is wrong with it).
+def loads_metadata(line: bytes, cut_configs: bool = False, at: int = 0) -> tuple[dict | None, str]:
+    """An envelope's JSON object, or (None, what is wrong with it). A line with bytes that are
+    not UTF-8 is read with U+FFFD in their place: (its object, where the first of them is), `at`
+    being where `line` starts in its envelope line.
 
     The config strings of compilation metrics are cut out first (they are read from disk when a
     pane shows them); if the cut text does not parse, the whole line is parsed: a fast path must
@@ -28,16 +31,41 @@ def loads_metadata(line: bytes, cut_configs: bool = False) -> tuple[dict | None,
         meta = orjson.loads(_without_configs(line) if cut_configs else line)
     except orjson.JSONDecodeError as exc:
         if cut_configs:
-            return loads_metadata(line)
-        if b"NaN" not in line and b"Infinity" not in line:
-            return None, f"metadata is not valid JSON ({exc.msg})"
-        try:  # Python's json.dumps writes NaN and Infinity, which JSON (and orjson) reject
-            meta = json.loads(line)
-        except ValueError:
-            return None, f"metadata is not valid JSON ({exc.msg})"
+            return loads_metadata(line, at=at)
+        return _loads_damaged(line, exc.msg, at)
     if not isinstance(meta, dict) or not meta:
         return None, "metadata is not a JSON object"
     return meta, ""
+
+
+def _loads_damaged(line: bytes, why: str, at: int) -> tuple[dict | None, str]:
+    """loads_metadata of a line orjson rejects: bytes that are not UTF-8 (orjson says
+    "surrogates not allowed" of them all), or NaN and Infinity (Python's json.dumps writes
+    them; JSON and orjson reject them)."""
+    text: bytes | str = line
+    note = ""
+    try:
+        line.decode()
+    except UnicodeDecodeError as bad:
+        note = f"the envelope line is not valid UTF-8 at byte {at + bad.start + 1}"
+        text = line.decode("utf-8", "replace")
+    meta = None
+    if note:
+        try:
+            meta = orjson.loads(text)
+        except orjson.JSONDecodeError as exc:
+            why = exc.msg
+    words = ("NaN", "Infinity") if note else (b"NaN", b"Infinity")
+    if meta is None and any(word in text for word in words):
+        try:
+            meta = json.loads(text)
+        except ValueError:
+            pass
+    if meta is None:
+        return None, f"{note}, nor valid JSON ({why})" if note else f"metadata is not valid JSON ({why})"
+    if not isinstance(meta, dict) or not meta:
+        return None, "metadata is not a JSON object"
+    return meta, note and f"{note} (read with U+FFFD in its place)"
 
 
 def _without_configs(data: bytes) -> bytes:
@@ -75,9 +103,11 @@ class TraceRecords:
     scanned_to: int
 
     def record_span(self, rec: int) -> tuple[int, int]:
-        """(envelope offset, end offset) of record `rec`."""
+        """(envelope offset, end offset) of record `rec`: its envelope and payload lines, not the
+        bytes of no record that may follow them (record_ends.py)."""
+        start = self.offsets[rec]
         end = self.offsets[rec + 1] if rec + 1 < len(self.offsets) else self.scanned_to
-        return self.offsets[rec], end
+        return start, self.record_end(start, end) if self.cuts else end
 
     def kind_of(self, rec: int) -> str:
         return self.kind_names[self.kinds[rec]]
@@ -92,6 +122,18 @@ class TraceRecords:
             eol = head.find(b"\n")
         line = head if eol < 0 else head[:eol]
         return line, start + len(line) + 1, end
+
+    def envelope_line(self, rec: int) -> bytes:
+        """Record `rec`'s envelope line (up to its first 64 KiB), also while it is being scanned;
+        up to the next record glued on the same line."""
+        start = self.offsets[rec]
+        head = self.read_range(start, start + 4096)  # (most are shorter: a stack is a few KiB)
+        if b"\n" not in head and len(head) == 4096:
+            head = self.read_range(start, start + _METADATA_HEAD)
+        eol = head.find(b"\n")
+        line = head if eol < 0 else head[:eol]
+        glued = ENVELOPE_START.search(line, 1)
+        return line[:glued.start()] if glued else line
 
     def load_metadata(self, rec: int) -> dict | None:
         """Record `rec`'s metadata, read from disk (None if it does not parse)."""
@@ -146,15 +188,17 @@ class TraceRecords:
         return {
             "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
             "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
-            "strings": self.strings, "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
+            "strings": self.strings, "string_at": self.string_at, "cuts": self.cuts.tobytes(),
+            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
             "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
             "open": open_record, "pid": self.pid, "started": self.started,
             "long": self._long,  # a line longer than a block, still open at the end of the range
         }
 
-    def absorb_part(self, part: dict, context_map: list[int]) -> int:
+    def absorb_part(self, part: dict, context_map: list[int], told: list | None = None) -> int:
         """Append a part exported by another process (its context codes mapped to ours); return
-        the record number its first record gets here."""
+        the record number its first record gets here. What only the whole file tells (a string id
+        the part defines again) goes to `told` as (offset, kind, message), else to the sink."""
         base_rec = len(self.offsets)
         kind_map = [self.kind_code(name) for name in part["kind_names"]]
         for name, typecode, target, mapping in (("kinds", "H", self.kinds, kind_map),
@@ -165,7 +209,14 @@ class TraceRecords:
         offsets = array("q")
         offsets.frombytes(part["offsets"])
         self.offsets.extend(offsets)
-        self.strings.update(part["strings"])
+        cuts = array("q")
+        cuts.frombytes(part["cuts"])
+        self.cuts.extend(cuts)  # (parts come in file order: still ascending)
+        for idx, text in part["strings"].items():
+            if idx not in self.strings:
+                self.strings[idx], self.string_at[idx] = text, part["string_at"][idx]
+            elif self.strings[idx] != text:
+                self._string_again(idx, text, *part["string_at"][idx], told=told)
         self.md5_ok += part["md5_ok"]
         self.md5_bad += part["md5_bad"]
         if part["rank"] is not None and not self.rank_from_record:

@@ -1,0 +1,92 @@
+"""The parts of a trace file indexed in other processes (parallel.py), merged into the index in
+file order, so that the merged index is the one-process index: the same records, compile ids and
+problems, in the same order.
+
+A part knows only its own byte range. What needs the whole file is told here: a compile id that
+started again (its first dynamo_start was in an earlier part), a string id defined again, a
+problem told once a file (an odd compile id) that an earlier part told already. Such a problem
+takes its place among the part's own problems by its offset, where one process tells it.
+"""
+
+from __future__ import annotations
+
+from tlview.model.compile_node import CompileNode
+from tlview.model.handlers import started_again
+from tlview.model.registry import KINDS
+
+
+class IndexParts:
+    """Export and merge of parts (a mixin of Index)."""
+
+    def export_part(self, source) -> dict:
+        """What this index (of one byte range of `source`) holds, as plain data to send."""
+        for node in [*self.nodes.values(), *self.outside.values()]:
+            node.compile = node.source = None
+            node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
+            if node.start is not None:
+                node.start = (None, node.start[1])
+                node.last_start = (None, node.last_start[1])
+            for item in node.artifacts + node.graph_breaks + node.dynamic:
+                item.source = None
+        return {
+            "file": source.export_part(), "contexts": self._contexts,
+            "nodes": list(self.nodes.values()), "outside": list(self.outside.values()),
+            "problems": [(p.offset, p.kind, p.message) for p in self.problems],
+            "told": {message for _, message in self._told},
+            "unknown_kinds": self.unknown_kinds,
+            "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
+        }
+
+    def merge_part(self, source, part: dict) -> None:
+        """Append a part of `source` indexed in another process, in file order."""
+        with self.lock:
+            context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
+            late: list[tuple[int, str, str]] = []  # what only the whole file tells
+            base = source.absorb_part(part["file"], context_map, late)
+            for later in part["nodes"]:
+                self._merge_node(self._node(later.group, later.cid, True, source), later, source, base, late)
+            for later in part["outside"]:
+                self._merge_node(self._outside_node(later.group, source), later, source, base, late)
+            late.sort(key=lambda problem: problem[0])
+            told = part["told"]
+            for offset, kind, message in part["problems"]:
+                while late and late[0][0] < offset:  # one process told it before this one
+                    self.add_problem(source, *late.pop(0))
+                if message in told:
+                    self.tell_once(source, offset, kind, message)
+                else:
+                    self.add_problem(source, offset, kind, message)
+            for problem in late:
+                self.add_problem(source, *problem)
+            for kind, count in part["unknown_kinds"].items():
+                self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + count
+            for name, count in part["cache_events"].items():
+                self.cache_events[name] = self.cache_events.get(name, 0) + count
+            self.pytorch_version = self.pytorch_version or part["pytorch_version"]
+
+    def _merge_node(self, node: CompileNode, later: CompileNode, source, base: int, late: list) -> None:
+        """Fold in what a later part of the same file said of this compile id."""
+        for item in later.artifacts + later.graph_breaks + later.dynamic:
+            item.source, item.rec = source, item.rec + base
+        for artifact in later.artifacts:
+            artifact.kind = KINDS.named(artifact.kind.name)
+        if later.start is not None:
+            start = (source, later.start[1] + base)
+            if node.start is None or node.is_outside:  # the first dynamo_start names it (handlers.py)
+                node.frame, node.start = later.frame, start
+            elif message := started_again(node, *start):
+                late.append((source.offsets[start[1]], "repeated compile id", message))
+            node.last_start = (source, later.last_start[1] + base)
+        node.artifacts += later.artifacts
+        if node.is_outside:
+            node.metrics = later.metrics or node.metrics
+        elif node.metrics is None:  # the first compilation_metrics is kept, as in one process
+            node.metrics = later.metrics
+        node.bwd_metrics = later.bwd_metrics or node.bwd_metrics
+        node.graph_breaks += later.graph_breaks
+        if later.recompile_reasons:
+            node.recompile_reasons = later.recompile_reasons
+            self.note_recompile_reasons(node)
+        node.dynamic += later.dynamic
+        node.errors += later.errors
+        self._touch(node.compile)
