@@ -153,7 +153,8 @@ def test_suspend_gives_the_terminal_back_and_fg_redraws_it_whole(direct_terminal
     else:
         os.kill(term.pid, signal.SIGTSTP)
     wait_until(lambda: _stopped(term.pid), 10, "tlview to stop")
-    assert term.state() == GIVEN_BACK
+    # what it wrote before it stopped may still be on its way through the pty to the emulator
+    wait_until(lambda: term.state() == GIVEN_BACK, 5, "the terminal given back")
     assert SETTLED not in term.screen()  # the shell's screen, not tlview's
     os.kill(term.pid, signal.SIGCONT)  # what `fg` sends (the terminal is already its foreground)
     wait_until(lambda: term.screen() == screen, 10, "the whole screen to be back, no key pressed")
@@ -161,7 +162,7 @@ def test_suspend_gives_the_terminal_back_and_fg_redraws_it_whole(direct_terminal
     term.keys("q")
     wait_until(lambda: not alive(term.pid), 10, "q to quit")
     assert term.exit_status() == (0, None)
-    assert term.state() == GIVEN_BACK
+    wait_until(lambda: term.state() == GIVEN_BACK, 5, "the terminal given back at the end")
 
 
 @pytest.mark.slow  # a real terminal
