@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import CAUSE_STYLE, totals_line, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
+from tlview.model.look import CAUSE_STYLE, counted, totals_line, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
@@ -179,7 +179,7 @@ def render_report(summary: dict, console: Console) -> None:
     if totals["md5_bad"]:
         t.append(f", {totals['md5_bad']} md5 mismatches", style="red")
     if totals["problems"]:
-        t.append(f", {totals['problems']} problems", style="red")
+        t.append(f", {counted(totals['problems'], 'problem')}", style="red")
     console.print(t)
 
 
