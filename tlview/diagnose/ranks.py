@@ -14,6 +14,7 @@ import orjson
 from tlview.model.verdict import Kind
 from tlview.model.index import Index
 from tlview.model.kinds import Role
+from tlview.model.look import joined_runs, rank_runs
 from tlview.model.registry import cache_outcome
 
 
@@ -110,11 +111,5 @@ def describe(div: dict) -> list[str]:
 
 def _ranks(ranks, most: int = 8) -> str:
     """`0-2,5`: runs of ranks joined (20,000 ranks are one run, not 20,000 numbers)."""
-    runs: list[list[int]] = []
-    for rank in sorted(ranks):
-        if runs and rank == runs[-1][1] + 1:
-            runs[-1][1] = rank
-        else:
-            runs.append([rank, rank])
-    text = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs[:most])
-    return text + (f",… ({len(ranks):,} ranks)" if len(runs) > most else "")
+    runs = rank_runs(ranks)
+    return joined_runs(runs[:most]) + (f",… ({len(ranks):,} ranks)" if len(runs) > most else "")

@@ -37,19 +37,29 @@ def ref(cid: str, rank=None, process=None) -> str:
     return f"[{cid}] {whose(rank, process)}".rstrip()
 
 
-def ranks_text(ranks) -> str:
-    """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
-    ranks = sorted(ranks)
+def rank_runs(ranks) -> list[tuple[int, int]]:
+    """Sorted ranks as runs of consecutive numbers: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
     runs: list[list[int]] = []
-    for rank in ranks:
+    for rank in sorted(ranks):
         if runs and rank == runs[-1][1] + 1:
             runs[-1][1] = rank
         else:
             runs.append([rank, rank])
-    joined = ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+    return [(a, b) for a, b in runs]
+
+
+def joined_runs(runs: list[tuple[int, int]]) -> str:
+    """`0-2,5`."""
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def ranks_text(ranks) -> str:
+    """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
+    ranks = sorted(ranks)
+    runs = rank_runs(ranks)
     if len(runs) > 6:
         return f"{len(ranks):,} ranks ({ranks[0]}-{ranks[-1]})"
-    return f"rank{'s' if len(ranks) != 1 else ''} {joined}"
+    return f"rank{'s' if len(ranks) != 1 else ''} {joined_runs(runs)}"
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
