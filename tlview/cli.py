@@ -364,8 +364,8 @@ def _tui(args, flt) -> int:
     from tlview.model.filters import missing_rank
     from tlview.source.discover import NoLogsError, find_logs
 
-    try:
-        found, _notes = find_logs(args.path, latest=args.latest)
+    try:  # the rest is read by the explorer's worker, after its first screen
+        found, _notes = find_logs(args.path, latest=args.latest, first_only=flt.rank is None)
     except NoLogsError as exc:
         return _fail(str(exc))
     named = {log.rank_from_name for log in found if log.kind == "trace"}

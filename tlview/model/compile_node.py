@@ -23,7 +23,7 @@ from tlview.model.reasons import (
     parse_recompile_reasons,
 )
 from tlview.model.status import Status
-from tlview.model.verdict import Verdict, judge
+from tlview.model.verdict import Verdict, judge, may_be_export
 
 
 @dataclass(slots=True, eq=False)
@@ -242,10 +242,13 @@ class Compile:
     _verdict: tuple | None = field(default=None, repr=False)
 
     def _revisions(self) -> tuple:
-        """This compile's revision, and its Export entry's (the verdict of a compile id of
-        torch.export's is its export's)."""
+        """This compile's revision, and its Export entry's where the verdict may be the export's
+        (a compile id of torch.export's). Not for every compile: each record outside compile ids
+        changes the Export entry, and the verdicts of all 10,000 compiles were judged again."""
         entry = self.export_entry()
-        return (self.revision, entry.compile.revision if entry is not None else -1)
+        if entry is None or self.head.is_outside or not may_be_export(self):
+            return (self.revision, -1)
+        return (self.revision, entry.compile.revision)
 
     def export_entry(self) -> CompileNode | None:
         return self.exports.get(self.group) if self.exports is not None else None

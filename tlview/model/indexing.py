@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import time
 from contextlib import contextmanager
 from typing import Callable
 
@@ -20,6 +21,7 @@ from tlview.source.trace_file import TraceFile
 
 PARALLEL_BYTES = 64 << 20  # below this, starting processes and merging costs more than it saves
 CHUNK = 16 << 20  # bytes indexed between two progress reports (about 30 ms)
+PROGRESS_SECONDS = 0.2  # at most this long between two, over many small files
 
 
 @contextmanager
@@ -66,12 +68,26 @@ class Indexer:
         with paused_gc():
             self.read_big_files()
             while not self.cancelled():
-                read = self.index.refresh(limit=CHUNK)
+                read = self._read_round()
                 self.progress()
                 if read == 0:
                     break
         if finish and not self.cancelled():
             self.index.finish()
+
+    def _read_round(self) -> int:
+        """Every source up to CHUNK bytes more, telling progress at least every PROGRESS_SECONDS:
+        20,000 small rank files are one round, and the explorer showed nothing for 10 s of it."""
+        read = 0
+        told = time.monotonic()
+        for source in list(self.index.sources):
+            if self.cancelled():
+                break
+            read += self.index.feed(source, CHUNK)
+            if time.monotonic() - told >= PROGRESS_SECONDS:
+                self.progress()
+                told = time.monotonic()
+        return read
 
     def read_big_files(self) -> None:
         """Index the trace files not read yet that are worth several processes."""

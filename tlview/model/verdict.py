@@ -172,11 +172,17 @@ def is_export(compile_) -> bool:
     shows an export (metrics of no compile id, a failure of the export's), and it is a first
     compile with no dynamo_start (a Dynamo compile's first record, though a recompile's reason
     comes before it), no metrics and no recompile reason of its own."""
-    key = compile_.key
     entry = compile_.export_entry()
-    if key.autograd is not None or key.frame is None or key.is_recompile or entry is None:
+    if entry is None or not may_be_export(compile_):
         return False
-    if entry.metrics is None and not entry.export_failures and not entry.artifacts_in(Role.EXPORT):
+    return bool(entry.metrics is not None or entry.export_failures or entry.artifacts_in(Role.EXPORT))
+
+
+def may_be_export(compile_) -> bool:
+    """What is_export asks of the compile itself (not of its Export entry): a compile that fails
+    this has a verdict of its own, whatever the Export entry holds."""
+    key = compile_.key
+    if key.autograd is not None or key.frame is None or key.is_recompile:
         return False
     return all(n.in_trace and n.start is None and n.metrics is None and not n.reasons and not n.breaks
                and not n.errors for n in compile_.attempts)

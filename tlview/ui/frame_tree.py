@@ -9,9 +9,14 @@ widget only when it is expanded (measured: 10,000 expanded ids cost 100 ms per l
 
 from __future__ import annotations
 
+import time
+
 from rich.text import Text
+from textual._loop import loop_last
 from textual.css.scalar import Unit
+from textual.geometry import Size
 from textual.widgets import Tree
+from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
 from tlview.model.look import entry_text
@@ -19,13 +24,20 @@ from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
+# Seconds between two layouts of the tree while a backlog comes in slices (app.refresh_views):
+# a layout costs O(lines), 30-100 ms at 60,000 lines, and one per slice held every key.
+LAYOUT_EVERY = 0.5
+LAYOUT_SHARE = 5
 
 
 class FrameTree(Tree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
-    _adding_many = False  # in show_model: the tree's caches are invalidated once, at its end
+    _adding_many = False  # adding nodes: the tree's caches are invalidated once, at the end
+    _stale = False  # nodes were added and the lines are not laid out again yet
+    _laid_out = 0.0  # time.monotonic() of the last layout
+    _build_seconds = 0.0  # what the last layout took
 
 
     def __init__(self, *, id: str | None = None) -> None:
@@ -37,17 +49,62 @@ class FrameTree(Tree[TreeEntry]):
         self._by_key: dict[tuple, TreeNode[TreeEntry]] = {}
         self._pending: set[int] = set()  # ids of nodes whose children are not added yet
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
+        self._widths: dict[int, tuple[Text, int]] = {}  # id(node) -> (its label, its width)
 
     def _invalidate(self) -> None:
         # Textual's Tree invalidates its line cache and lays itself out again on every node added:
         # building 20,000 rank nodes spent 3 s of the main thread there. A whole build does it once.
-        if not self._adding_many:
+        if self._adding_many:
+            self._stale = True
+        else:
+            self._stale = False
+            self._laid_out = time.monotonic()
             super()._invalidate()
+
+    def _lay_out_if_stale(self) -> None:
+        if self._stale:
+            self._invalidate()
 
     def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
-        icon = len(self.ICON_NODE) if node.allow_expand else 0
-        return node.label.cell_len + icon
+        # Measured once per label: a Text's cell_len joins its parts again on every call.
+        label = node._label
+        known = self._widths.get(id(node))
+        if known is None or known[0] is not label:
+            known = self._widths[id(node)] = (label, label.cell_len + (len(self.ICON_NODE) if node.allow_expand else 0))
+        return known[1]
+
+    def _build(self) -> None:
+        """Textual's Tree._build, with each line's width found as its line is made. Textual's
+        measures every line again after (4.4 M measures in 231 builds while 20,000 ranks came in,
+        52 s of the main thread)."""
+        started = time.perf_counter()
+        lines: list[_TreeLine[TreeEntry]] = []
+        add_line = lines.append
+        width_of = self.get_label_width
+        guide_depth = self.guide_depth
+        widest = 0
+
+        def add_node(path: list, node: TreeNode[TreeEntry], last: bool) -> None:
+            nonlocal widest
+            child_path = [*path, node]
+            node._line = len(lines)
+            add_line(_TreeLine(child_path, last))
+            widest = max(widest, width_of(node) + len(path) * guide_depth)
+            if node._expanded:
+                for last_child, child in loop_last(node._children):
+                    add_node(child_path, child, last_child)
+
+        for node in self.root._children:  # show_root is False
+            add_node([], node, True)
+        self._tree_lines_cached = lines
+        self.virtual_size = Size(widest if lines else self.size.width, len(lines))
+        if self.cursor_line != -1:
+            if self.cursor_node is not None:
+                self.cursor_line = self.cursor_node._line
+            if self.cursor_line >= len(lines):
+                self.cursor_line = -1
+        self._build_seconds = time.perf_counter() - started
 
     def watch_virtual_size(self, size) -> None:
         """The tree's side grows to fit its widest label (capped at 40% by the CSS). Set here, not
@@ -79,6 +136,7 @@ class FrameTree(Tree[TreeEntry]):
         self.model = model
         self.clear()
         self._by_key.clear()
+        self._widths.clear()
         self._pending.clear()
         expand = sum(1 for _ in model.walk()) <= EXPAND_ENTRIES
         self._collapsed_big = not expand
@@ -95,8 +153,9 @@ class FrameTree(Tree[TreeEntry]):
             if first is None or not self.select_key(first.key):
                 self.move_cursor(None)
 
-    def apply(self, delta: TreeDelta) -> None:
-        """Show what changed in the model: added, changed and removed entries only."""
+    def apply(self, delta: TreeDelta, more_to_come: bool = False) -> None:
+        """Show what changed in the model: added, changed and removed entries only. With
+        `more_to_come` (a backlog shown in slices), the new lines are laid out every LAYOUT_EVERY."""
         if delta.rebuilt:
             self.show_model(self.model)
             return
@@ -109,13 +168,15 @@ class FrameTree(Tree[TreeEntry]):
         expand = len(self._by_key) <= EXPAND_ENTRIES
         if not expand and not self._collapsed_big:
             self._collapse_frames()  # grown past the limit while following: once
-        for entry in delta.added:
-            if entry.key in self._by_key:
-                continue
-            parent = self.root if entry.parent is None else self._by_key.get(entry.parent.key)
-            if parent is None or parent.id in self._pending:
-                continue  # its parent is collapsed and not built: it comes when expanded
-            self._add(parent, entry, expand, position=True)
+        self._adding_many = True
+        try:
+            self._add_entries(delta.added, expand)
+        finally:
+            self._adding_many = False
+        # Laid out at most every LAYOUT_EVERY, and for at most 1/LAYOUT_SHARE of the time.
+        wait = max(LAYOUT_EVERY, LAYOUT_SHARE * self._build_seconds)
+        if self._stale and (not more_to_come or time.monotonic() - self._laid_out >= wait):
+            self._invalidate()
         for entry in delta.changed:
             node = self._by_key.get(entry.key)
             if node is not None:
@@ -134,13 +195,37 @@ class FrameTree(Tree[TreeEntry]):
             if node.data.kind == "frame" and node.is_expanded and node.id not in keep:
                 node.collapse()
 
-    def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool, position: bool = False) -> TreeNode:
+    def _add_entries(self, added: list[TreeEntry], expand: bool) -> None:
+        """Add new entries in their places among the siblings shown. The model holds the entries
+        shown plus these new ones, so a new entry's place is before the first sibling after it
+        that is not new. One search per entry over all its siblings cost 5.7 s for 4,671 ids."""
+        by_parent: dict[int, tuple[TreeEntry | None, list[TreeEntry]]] = {}
+        for entry in added:  # parents first: a parent's group comes before its children's
+            by_parent.setdefault(id(entry.parent), (entry.parent, []))[1].append(entry)
+        for parent_entry, entries in by_parent.values():
+            parent = self.root if parent_entry is None else self._by_key.get(parent_entry.key)
+            if parent is None or parent.id in self._pending:
+                continue  # its parent is collapsed and not built: they come when it is expanded
+            new = {id(e) for e in entries if e.key not in self._by_key}
+            if not new:
+                continue
+            siblings = parent_entry.children if parent_entry is not None else self.model.roots
+            if all(id(s) in new for s in siblings[len(siblings) - len(new):]):
+                places = range(len(siblings) - len(new), len(siblings))  # the usual case: appended
+            else:
+                places = sorted(i for i, s in enumerate(siblings) if id(s) in new)
+            before: dict[int, TreeNode | None] = {}
+            following = None  # the old sibling after a run of new ones
+            for at in reversed(places):
+                if at + 1 < len(siblings) and id(siblings[at + 1]) not in new:
+                    following = self._by_key.get(siblings[at + 1].key)
+                before[at] = following
+            for at in places:
+                if siblings[at].key not in self._by_key:  # (or added with its parent)
+                    self._add(parent, siblings[at], expand, before=before[at])
+
+    def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool, before: TreeNode | None = None) -> TreeNode:
         has_children = bool(entry.children) or entry.kind in ("frame", "group")
-        before = None
-        if position:  # its place among the siblings already shown
-            siblings = entry.parent.children if entry.parent is not None else self.model.roots
-            at = siblings.index(entry)
-            before = next((self._by_key[s.key] for s in siblings[at + 1:] if s.key in self._by_key), None)
         node = parent.add(entry_text(entry), data=entry, before=before, allow_expand=has_children,
                           expand=has_children and (expand or entry.kind == "group"))
         self._by_key[entry.key] = node
@@ -166,6 +251,7 @@ class FrameTree(Tree[TreeEntry]):
 
     def node_for_key(self, key: tuple) -> TreeNode | None:
         """The widget node of an entry, building its collapsed parents if needed."""
+        self._lay_out_if_stale()  # the node has its line
         node = self._by_key.get(key)
         if node is not None or self.model is None:
             return node

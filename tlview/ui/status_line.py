@@ -33,6 +33,7 @@ class StatusFacts:
     live: str = ""  # "", "live", "paused", "ended"
     waiting: str = ""
     failure: str = ""  # an indexing worker failed: what went wrong
+    shown_all: bool = True  # the tree and counts show all the index holds (app.refresh_views)
 
 
 class StatusLine(Horizontal):
@@ -92,4 +93,6 @@ def status_text(facts: StatusFacts) -> Text:
         text.append(f" · {visible(facts.waiting)}", style="bold yellow")
     elif not facts.finished and facts.total and not facts.live:
         text.append(f" · indexing {facts.done * 100 // facts.total}%", style="bold")
+    elif not facts.shown_all:
+        text.append(" · showing…", style="bold")
     return text

@@ -32,11 +32,13 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
     total = sum(os.path.getsize(s.path) for s in index.sources) or 1
 
     def progress() -> None:
+        index.judge_changed()
         app.post_message(IndexGrew(index.bytes_read, total))
 
     Indexer(index, use_fork=False, use_pool=True, progress=progress,
             cancelled=lambda: worker.is_cancelled).run()
     if not worker.is_cancelled:
+        index.judge_changed()
         app.post_message(IndexFinished())
 
 
@@ -59,6 +61,7 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
                 app.post_message(IndexReplaced(live.index, update.messages))
             indexer.read_big_files()
             read = live.index.refresh(limit=CHUNK)
+            live.index.judge_changed()
             if read or update.new_files or update.rebuilt:
                 app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
             if read >= CHUNK:
@@ -68,6 +71,7 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
                 app.post_message(JobEnded(code, job.folder))
             if live.ended() and not read and not update.new_files:
                 live.finish()  # the pipe closed or the job exited: close the last records
+                live.index.judge_changed()
                 app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
                 app.post_message(FollowState(True, update.waiting, ended=True))
                 return
@@ -75,6 +79,7 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
                 state = (True, update.waiting)
                 app.post_message(FollowState(*state))
             if live.close_idle():
+                live.index.judge_changed()
                 app.post_message(IndexGrew(live.index.bytes_read, live.index.bytes_total))
             live.follower.wait()
     finally:
