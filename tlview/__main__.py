@@ -1,3 +1,3 @@
-from tlview.cli import main
+from tlview.cli import entry
 
-raise SystemExit(main())
+entry()

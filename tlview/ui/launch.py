@@ -19,6 +19,7 @@ import signal
 import sys
 import tempfile
 import threading
+from concurrent.futures import ThreadPoolExecutor
 
 from tlview.model import parallel
 from tlview.model.filters import Filter
@@ -65,8 +66,18 @@ def run_until_signalled(app: TlviewApp) -> int:
         os.close(tell)
 
 
+class _UnwaitedExecutor(ThreadPoolExecutor):
+    """The loop's default executor, where Textual runs thread workers (a pane's loader). At its
+    end asyncio.run waits for them: a Run pane of 20,000 ranks still loading held `q` for 2.3 s.
+    They are left to the process's end instead (cli.entry ends it at once)."""
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        super().shutdown(wait=False, cancel_futures=True)
+
+
 async def _run(app: TlviewApp, tell: int) -> int:
     loop = asyncio.get_running_loop()
+    loop.set_default_executor(_UnwaitedExecutor())
     received: list[int] = []
 
     def on_signal(sig: int, _frame) -> None:
