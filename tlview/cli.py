@@ -80,6 +80,9 @@ def entry() -> None:
     (0.8-1 s after `q`), and joined a pane's loader still reading every rank (2.3 s more)."""
     code = main()
     if _leave_at_once:
+        from tlview.model import parallel
+
+        parallel.stop_pools()  # no exit handler will end them: an indexing pool still reading
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

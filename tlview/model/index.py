@@ -382,9 +382,7 @@ class Index(IndexParts):
                 self._changed.add(compile_)
 
     def judge_changed(self) -> None:
-        """Judge the compiles changed since the last call, in the thread that indexes: between two
-        reads of the input their records hold still, and the UI thread finds verdicts done (at
-        10,000 compile ids, 1 s of the UI's time while it filled the tree)."""
+        """Judge the compiles changed since the last call (called by the thread that indexes)."""
         changed, self._unjudged = self._unjudged, set()
         for compile_ in changed:
             compile_.verdict  # noqa: B018 - computed and cached on the compile
