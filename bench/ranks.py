@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import subprocess
 import sys
 import time
@@ -65,18 +66,45 @@ def compile_ids(path: Path) -> int:
     return json.loads(done.stdout)["totals"]["compile_ids"]
 
 
+# The default theme's colours (bench/tmux.py captures them as SGR escapes).
+ACTIVE_TAB = re.compile(r"\x1b\[38;5;253m(\d) ")  # the active tab's label; the others are dimmer
+CURSOR = re.compile(r"\x1b\[48;5;32m([^\x1b]+)")  # the tree's cursor row, while the tree has focus
+
+
+def active_tab(screen: str) -> str | None:
+    found = ACTIVE_TAB.search(screen.split("\n", 1)[0].partition("\u2595")[2])
+    return found.group(1) if found else None
+
+
+def cursor_row(screen: str) -> str | None:
+    for line in screen.splitlines():
+        found = CURSOR.search(line.partition("\u2595")[0])
+        if found:
+            return found.group(1).strip()
+    return None
+
+
 def explorer(path: Path) -> dict:
     """Seconds to the first screen and to the whole tree, key latencies (ms) while it fills in
     and after, and `q` to the shell."""
     from tmux import Tmux
 
     def key_ms(tmux: Tmux, key: str) -> float:
-        before = tmux.screen()
+        """From the key to its own mark on the screen: a digit's tab drawn active, j/k's cursor on
+        another row. Any change would not do: while the explorer fills in, the screen changes by
+        itself, and a pane that draws the same text for two tabs hides a switch."""
+        mark = active_tab if key.isdigit() else cursor_row
+        before = mark(tmux.styled_screen())
         start = time.perf_counter()
         tmux.keys(key)
-        while tmux.screen() == before and time.perf_counter() - start < 60:
+        while time.perf_counter() - start < 60:
+            now = mark(tmux.styled_screen())
+            if (now == key) if key.isdigit() else (now is not None and now != before):
+                break
             time.sleep(0.005)
-        return (time.perf_counter() - start) * 1000
+        elapsed = (time.perf_counter() - start) * 1000
+        time.sleep(0.2)  # a person's next key comes later: this one's redraw is not the next one's
+        return elapsed
 
     result: dict = {}
     whole = compile_ids(path)

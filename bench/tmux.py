@@ -31,6 +31,10 @@ class Tmux:
     def screen(self) -> str:
         return self.run("capture-pane", "-p", "-t", "b")
 
+    def styled_screen(self) -> str:
+        """The screen with its colours (SGR escapes): what shows the active tab and the cursor."""
+        return self.run("capture-pane", "-p", "-e", "-t", "b")
+
     def pane_pid(self) -> int:
         return int(self.run("display-message", "-p", "-t", "b", "#{pane_pid}").strip())
 

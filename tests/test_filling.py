@@ -58,6 +58,12 @@ async def test_a_backlog_shown_in_slices_ends_as_the_tree_built_at_once(tmp_path
         whole = TreeModel(open_index(str(folder)))
         assert [e.label for e in app.model.roots] == ["rank 0", "rank 1", "rank 2", "rank 3"]
         assert _widget_keys(app.tree) == [e.key for e in whole.walk()]
+        # The lines as drawn (each rank's laid out again only when it gained a node) are the
+        # tree's lines in that order, and each node knows its line.
+        tree = app.tree
+        drawn = [tree.get_node_at_line(number) for number in range(tree.last_line + 1)]
+        assert [node.data.key for node in drawn] == [e.key for e in whole.walk()]
+        assert [node.line for node in drawn] == list(range(len(drawn)))
         counted = json_for(folder)["totals"]
         for name in ("compile_ids", "recompiles", "graph_breaks", "restarts", "records"):
             assert getattr(app.facts.totals, name) == getattr(totals(app.index), name) == counted[name], name
@@ -135,3 +141,107 @@ def test_a_record_outside_compile_ids_leaves_other_verdicts_judged():
         changed = [c for c in compiles if c._revisions() != before[c]]
         assert bool(changed) is exports, folder
         assert all(c.verdict.export for c in changed)
+
+
+def test_regrouping_by_rank_takes_what_is_shown_not_the_whole_index():
+    """The second rank makes groups the top level. The tree regroups what it shows and the part
+    that brought the rank, and the rest of the index follows in later parts: at 20,000 ranks the
+    regrouping of all that was read held the first key 444 ms. The end is the tree built at once."""
+    from tlview.model.index import Index
+    from tlview.model.indexing import Indexer
+    from tlview.model.tree import TreeModel
+    from tlview.source.discover import find_logs
+
+    logs = find_logs(str(RANKS4))[0]
+    index = Index()
+    index.add_log(logs[0])
+    Indexer(index, use_fork=False, use_pool=False).run(finish=False)
+    model = TreeModel(index)
+    first_rank = {id(e.compile) for e in model.compile_entries()}
+    assert first_rank and not model.grouped
+    for log in logs[1:]:
+        index.add_log(log)
+    Indexer(index, use_fork=False, use_pool=False).run()
+    later = sorted((c for f in index.frames.values() for c in f.compiles if id(c) not in first_rank),
+                   key=lambda c: c.head.seq)
+    assert len(later) > 3
+
+    delta = model.apply(later[:1])
+    assert delta.rebuilt and model.grouped
+    assert {id(e.compile) for e in model.compile_entries()} == first_rank | {id(later[0])}
+    model.apply(later[1:])
+    whole = TreeModel(index)
+    assert [(e.key, e.compile_ids, e.status) for e in model.walk()] == \
+        [(e.key, e.compile_ids, e.status) for e in whole.walk()]
+
+
+@pytest.mark.asyncio
+async def test_the_run_pane_builds_one_view_at_a_time_and_stops_when_left(monkeypatch):
+    """The Run pane's view is O(compiles) and its thread cannot be stopped: a new view asked for
+    while one is built waits for it, and a view whose pane was left is not built to its end.
+    (Loads started at every update ran three or four at once at 20,000 ranks.)"""
+    from tlview.ui import run_pane
+    from tlview.ui.app import TlviewApp
+
+    release = threading.Event()
+    calls = {"summaries": 0, "timelines": 0, "running": 0, "most": 0}
+    real_summary, real_timeline = run_pane.run_summary, run_pane.compile_timeline
+
+    def slow_summary(*args):
+        calls["summaries"] += 1
+        calls["running"] += 1
+        calls["most"] = max(calls["most"], calls["running"])
+        try:
+            release.wait(10)
+            return real_summary(*args)
+        finally:
+            calls["running"] -= 1
+
+    def counted_timeline(*args):
+        calls["timelines"] += 1
+        return real_timeline(*args)
+
+    monkeypatch.setattr(run_pane, "run_summary", slow_summary)
+    monkeypatch.setattr(run_pane, "compile_timeline", counted_timeline)
+    monkeypatch.setattr(run_pane, "LOAD_GAP", 0)
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        pane = app.query_one(run_pane.RunPane)
+        await pilot.press("9")
+        await until(pilot, lambda: calls["summaries"] == 1, what="the Run pane's view begun")
+        await pilot.resize_terminal(170, 45)  # another width: another view, asked for meanwhile
+        await pilot.pause(0.1)
+        assert calls["summaries"] == 1  # it waits for the one being built
+        await pilot.press("1")  # the pane is left
+        await until(pilot, lambda: not pane._on_screen, what="the pane hidden")
+        release.set()
+        await app.workers.wait_for_complete()
+        await pilot.pause(0.1)
+        assert calls["summaries"] == 1 and calls["timelines"] == 0  # not built past the pane's leaving
+        assert "Total compile time" not in pane.copy_text()
+        await pilot.press("9")  # back: built now, whole
+        await until(pilot, lambda: "Total compile time" in pane.copy_text(), what="the Run pane's view")
+        assert calls["most"] == 1 and calls["timelines"] >= 1
+
+
+def test_a_deferring_indexer_reads_nothing_while_it_defers():
+    """Keys first: while `defer()` holds (a key came a moment ago), the indexing thread sleeps
+    between files and reads nothing; then it reads everything."""
+    from tlview.model.index import Index
+    from tlview.model.indexing import Indexer
+    from tlview.source.discover import find_logs
+
+    index = Index()
+    for log in find_logs(str(RANKS4))[0]:
+        index.add_log(log)
+    seen = []
+
+    def defer() -> bool:
+        seen.append(index.bytes_read)
+        return len(seen) <= 5  # a key: five checks, then it has been handled
+
+    Indexer(index, use_fork=False, use_pool=False, defer=defer).run()
+    assert seen[:6] == [0] * 6  # deferred five times before the first file, nothing read meanwhile
+    assert index.bytes_read == index.bytes_total and len(index.sources) == 4
+    assert len(index.nodes) == json_for(RANKS4)["totals"]["compile_ids"]

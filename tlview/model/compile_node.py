@@ -246,9 +246,14 @@ class Compile:
         (a compile id of torch.export's). Not for every compile: each record outside compile ids
         changes the Export entry, and the verdicts of all 10,000 compiles were judged again."""
         entry = self.export_entry()
-        if entry is None or self.head.is_outside or not may_be_export(self):
+        if entry is None or self.head.is_outside:
             return (self.revision, -1)
-        return (self.revision, entry.compile.revision)
+        own = self._may_be_export  # asked on every look at the verdict: decided once per revision
+        if own is None or own[0] != self.revision:
+            own = self._may_be_export = (self.revision, may_be_export(self))
+        return (self.revision, entry.compile.revision if own[1] else -1)
+
+    _may_be_export: tuple | None = field(default=None, repr=False)
 
     def export_entry(self) -> CompileNode | None:
         return self.exports.get(self.group) if self.exports is not None else None

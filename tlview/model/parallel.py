@@ -198,9 +198,9 @@ def _fork(work) -> tuple[int, object]:
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int = 2,
-                    first: int = 8 << 20, step: int = 48 << 20) -> None:
+                    first: int = 8 << 20, step: int = 48 << 20, defer=lambda: None) -> None:
     """Index a file not read yet: the first range here (the first screen comes from it), the
-    rest in a process pool."""
+    rest in a process pool. `defer()` returns when this thread may go on merging a part."""
     start = next_envelope(source, first)
     source.peek_process()
     index.feed(source, limit=start)
@@ -235,6 +235,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
                     break                              # reads the rest here
                 except FuturesTimeout:
                     continue
+            defer()
             with index.lock:
                 source.close_open_at(start)
                 index.merge_part(source, part)

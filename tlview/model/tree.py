@@ -119,16 +119,18 @@ class TreeModel:
         self.live = live
         self.rebuild()
 
-    def rebuild(self) -> None:
+    def rebuild(self, compiles: list[Compile] | None = None) -> None:
+        """The tree of `compiles`, by default every compile the index holds."""
         self.roots: list[TreeEntry] = []
         self.by_key: dict[tuple, TreeEntry] = {}
         self.shown = 0
         self._newest: dict = {}  # group -> its newest node (live)
         self._entries: list[TreeEntry] | None = None
         self.grouped = self.index.grouped  # groups at the top level
-        # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
-        compiles = [c for frame in list(self.index.frames.values()) for c in list(frame.compiles)]
-        compiles += [n.compile for n in list(self.index.outside.values())]
+        if compiles is None:
+            # Snapshots (one C-level copy each): the indexing thread may add compiles meanwhile.
+            compiles = [c for frame in list(self.index.frames.values()) for c in list(frame.compiles)]
+            compiles += [n.compile for n in list(self.index.outside.values())]
         compiles.sort(key=lambda c: c.head.seq)
         self.apply(compiles, building=True)
 
@@ -142,7 +144,10 @@ class TreeModel:
         """Bring the entries of these compiles (new or changed) up to date."""
         delta = TreeDelta(rebuilt=building)
         if not building and not self.grouped and self.index.grouped:
-            self.rebuild()  # a second rank or process: groups become the top level
+            # A second rank or process: groups become the top level. Of what is shown and these
+            # only: the rest of the index comes in later parts, so regrouping costs a part's time.
+            shown = {id(e.compile): e.compile for e in self.by_key.values() if e.compile is not None}
+            self.rebuild(list({**shown, **{id(c): c for c in compiles}}.values()))
             return TreeDelta(rebuilt=True)
         todo = {id(c): c for c in compiles if c.attempts}
         if self.live:

@@ -39,6 +39,7 @@ from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints
+from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, while_shown
 from tlview.ui.pane import Selection
@@ -75,7 +76,7 @@ def _arrival(compile_: Compile) -> int:
     return compile_.head.seq
 
 
-class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[int]):
+class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActions, App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
@@ -186,6 +187,11 @@ class TlviewApp(Following, Filtering, Jumps, PaneReading, PayloadActions, App[in
             fresh = set()
         elif fresh:
             self._backlog = sorted({*self._backlog, *fresh}, key=_arrival)  # the oldest first
+        if self._backlog and self.keys_first():
+            if not self._slice_due:
+                self._slice_due = True
+                self.set_timer(SLICE_PAUSE, self._next_slice)
+            return
         changes: list = []
         deadline = time.monotonic() + SLICE_SECONDS
         while self._backlog and (not changes or time.monotonic() < deadline):  # one part at least

@@ -39,8 +39,11 @@ class FrameTree(Tree[TreeEntry]):
     _laid_out = 0.0  # time.monotonic() of the last layout
     _build_seconds = 0.0  # what the last layout took
 
-
     def __init__(self, *, id: str | None = None) -> None:
+        # Each top-level node's lines as last laid out: [lines, widest, first line], kept until
+        # _add changes below it. 20,000 ranks are 60,000 lines: laying all out took 100-260 ms,
+        # and a key pressed then waited for it.
+        self._top_lines: dict[int, list] = {}
         super().__init__("compile ids", id=id)
         self.show_root = False
         self.guide_depth = 3
@@ -55,15 +58,22 @@ class FrameTree(Tree[TreeEntry]):
         # Textual's Tree invalidates its line cache and lays itself out again on every node added:
         # building 20,000 rank nodes spent 3 s of the main thread there. A whole build does it once.
         if self._adding_many:
-            self._stale = True
+            self._stale = True  # (`_add` noted which top-level subtrees changed)
         else:
-            self._stale = False
-            self._laid_out = time.monotonic()
-            super()._invalidate()
+            # A change not placed by _add (expanded, collapsed, removed, resized): all of it.
+            self._top_lines.clear()
+            self._lay_out_added()
+
+    def _lay_out_added(self) -> None:
+        """Lay the lines out again at the next refresh, keeping the top-level subtrees that
+        _changed_below did not mark."""
+        self._stale = False
+        self._laid_out = time.monotonic()
+        super()._invalidate()
 
     def _lay_out_if_stale(self) -> None:
         if self._stale:
-            self._invalidate()
+            self._lay_out_added()
 
     def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
@@ -75,28 +85,29 @@ class FrameTree(Tree[TreeEntry]):
         return known[1]
 
     def _build(self) -> None:
-        """Textual's Tree._build, with each line's width found as its line is made. Textual's
-        measures every line again after (4.4 M measures in 231 builds while 20,000 ranks came in,
-        52 s of the main thread)."""
+        """Textual's Tree._build, with each line's width found as its line is made (Textual's
+        measures every line again after: 4.4 M measures in 231 builds while 20,000 ranks came in,
+        52 s of the main thread), and the top-level subtrees no node was added to since the last
+        layout kept as they were (a top-level node's lines do not depend on its siblings: with no
+        root shown, each is drawn as a last child)."""
         started = time.perf_counter()
         lines: list[_TreeLine[TreeEntry]] = []
-        add_line = lines.append
         width_of = self.get_label_width
         guide_depth = self.guide_depth
         widest = 0
-
-        def add_node(path: list, node: TreeNode[TreeEntry], last: bool) -> None:
-            nonlocal widest
-            child_path = [*path, node]
-            node._line = len(lines)
-            add_line(_TreeLine(child_path, last))
-            widest = max(widest, width_of(node) + len(path) * guide_depth)
-            if node._expanded:
-                for last_child, child in loop_last(node._children):
-                    add_node(child_path, child, last_child)
-
-        for node in self.root._children:  # show_root is False
-            add_node([], node, True)
+        kept = self._top_lines
+        self._top_lines = {}
+        for top in self.root._children:  # show_root is False
+            laid = kept.get(top._id)
+            if laid is None:
+                laid = [*self._lay_out(top, width_of, guide_depth), -1]
+            if laid[2] != len(lines):  # moved: its nodes' line numbers too
+                for number, line in enumerate(laid[0], len(lines)):
+                    line.path[-1]._line = number
+                laid[2] = len(lines)
+            self._top_lines[top._id] = laid
+            lines.extend(laid[0])
+            widest = max(widest, laid[1])
         self._tree_lines_cached = lines
         self.virtual_size = Size(widest if lines else self.size.width, len(lines))
         if self.cursor_line != -1:
@@ -105,6 +116,25 @@ class FrameTree(Tree[TreeEntry]):
             if self.cursor_line >= len(lines):
                 self.cursor_line = -1
         self._build_seconds = time.perf_counter() - started
+
+    @staticmethod
+    def _lay_out(top: TreeNode[TreeEntry], width_of, guide_depth: int) -> tuple[list, int]:
+        """The lines of one top-level node and its expanded descendants, and the widest."""
+        lines: list[_TreeLine[TreeEntry]] = []
+        add_line = lines.append
+        widest = 0
+
+        def add_node(path: list, node: TreeNode[TreeEntry], last: bool) -> None:
+            nonlocal widest
+            child_path = [*path, node]
+            add_line(_TreeLine(child_path, last))
+            widest = max(widest, width_of(node) + len(path) * guide_depth)
+            if node._expanded:
+                for last_child, child in loop_last(node._children):
+                    add_node(child_path, child, last_child)
+
+        add_node([], top, True)
+        return lines, widest
 
     def watch_virtual_size(self, size) -> None:
         """The tree's side grows to fit its widest label (capped at 40% by the CSS). Set here, not
@@ -176,11 +206,12 @@ class FrameTree(Tree[TreeEntry]):
         # Laid out at most every LAYOUT_EVERY, and for at most 1/LAYOUT_SHARE of the time.
         wait = max(LAYOUT_EVERY, LAYOUT_SHARE * self._build_seconds)
         if self._stale and (not more_to_come or time.monotonic() - self._laid_out >= wait):
-            self._invalidate()
+            self._lay_out_added()
         for entry in delta.changed:
             node = self._by_key.get(entry.key)
             if node is not None:
                 node.set_label(entry_text(entry))
+                self._changed_below(node)  # its width
                 if entry.children and not node.allow_expand:
                     node.allow_expand = True
 
@@ -229,6 +260,7 @@ class FrameTree(Tree[TreeEntry]):
         node = parent.add(entry_text(entry), data=entry, before=before, allow_expand=has_children,
                           expand=has_children and (expand or entry.kind == "group"))
         self._by_key[entry.key] = node
+        self._changed_below(parent)
         if node.is_expanded or entry.kind == "group":
             for child in entry.children:
                 if child.key not in self._by_key:
@@ -236,6 +268,12 @@ class FrameTree(Tree[TreeEntry]):
         elif has_children:
             self._pending.add(node.id)
         return node
+
+    def _changed_below(self, node: TreeNode) -> None:
+        """Lay out the top-level subtree of `node` again at the next layout."""
+        while node.parent is not None and node.parent is not self.root:
+            node = node.parent
+        self._top_lines.pop(node._id, None)
 
     def _materialize(self, node: TreeNode) -> None:
         if node.id in self._pending:

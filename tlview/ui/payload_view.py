@@ -18,6 +18,7 @@ from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
 from textual.actions import SkipAction
+from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
 from textual.scroll_view import ScrollView
@@ -27,6 +28,8 @@ from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, TextSearch, display_line
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
+HIGHLIGHTED_LINES = 2000  # highlighted lines kept
+DRAWN_LINES = 1024  # drawn lines kept (a few screens, wrapped or scrolled sideways)
 SEARCH_IN_THREAD = 10_000  # lines: a bigger payload is searched off the UI thread
 
 
@@ -80,7 +83,10 @@ class PayloadView(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self._lines: list[str] = []
         self._language: str | None = None
-        self._cache: dict[int, Text] = {}
+        self._cache: LRUCache[int, Text] = LRUCache(HIGHLIGHTED_LINES)  # line -> highlighted
+        # What render_line drew (toolong's way): a pane opening draws its lines three or four
+        # times (laid out, highlighted, the cursor's pane); each line cost 0.4 ms every time.
+        self._strips: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
         self._pending: set[tuple[int, int]] = set()  # (generation, first line) being highlighted
         self._generation = 0  # which text (and style) a highlighted block belongs to
         self._gutter = 1
@@ -106,6 +112,7 @@ class PayloadView(ScrollView, can_focus=True):
         self._language = language
         self._generation += 1
         self._cache.clear()
+        self._strips.clear()
         self._gutter = len(str(len(self._lines))) + 1
         self._layout()
         self.scroll_to(0, 0, animate=False)
@@ -279,8 +286,6 @@ class PayloadView(ScrollView, can_focus=True):
         self._pending.discard((generation, start))
         if generation != self._generation:
             return  # highlighted for text no longer shown
-        if len(self._cache) > 2000:
-            self._cache.clear()
         for offset, part in enumerate(parts):
             self._cache[start + offset] = part
         self.refresh()
@@ -300,17 +305,26 @@ class PayloadView(ScrollView, can_focus=True):
         scroll_x, scroll_y = self.scroll_offset
         index, part = self._line_at(scroll_y + y)
         width = self.size.width
-        base = self.rich_style
         if index >= len(self._lines) or (y + scroll_y) >= self.virtual_size.height:
-            return Strip.blank(width, base)
+            return Strip.blank(width, self.rich_style)
+        wrapped = self._row_of is not None
+        start = part * self._wrap_width if wrapped else scroll_x
+        search = (id(self.search), self.search.current) if self.search is not None else None
+        key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0,
+               index in self._cache, search)
+        strip = self._strips.get(key)
+        if strip is None:
+            strip = self._strips[key] = self._draw_line(index, part, start, width, wrapped)
+        return strip
+
+    def _draw_line(self, index: int, part: int, start: int, width: int, wrapped: bool) -> Strip:
+        base = self.rich_style
         gutter_style = base + self.get_component_rich_style("payload--gutter")
         number = Segment(f"{index + 1:>{self._gutter}} " if part == 0 else " " * (self._gutter + 1),
                          gutter_style)
         segments = list(self._with_matches(index, self.highlighted(index)).render(self.app.console))
         body_width = width - self._gutter - 1
-        start = part * self._wrap_width if self._row_of is not None else scroll_x
-        body = Strip(segments).crop(start, start + (self._wrap_width if self._row_of is not None
-                                                    else body_width))
+        body = Strip(segments).crop(start, start + (self._wrap_width if wrapped else body_width))
         strip = Strip([number, *body]).apply_style(base)
         return strip.extend_cell_length(width, base).crop(0, width)
 
@@ -318,3 +332,4 @@ class PayloadView(ScrollView, can_focus=True):
         super().notify_style_update()
         self._generation += 1
         self._cache.clear()
+        self._strips.clear()

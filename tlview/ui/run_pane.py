@@ -4,6 +4,8 @@ where ranks diverge."""
 
 from __future__ import annotations
 
+import time
+
 from rich.console import Group
 from rich.text import Text
 from textual import work
@@ -23,13 +25,30 @@ from tlview.textsafe import one_line, visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
 
-def run_view(index: Index, rank, width: int = 120) -> Group:
+LOAD_GAP = 2  # after a load of the Run pane, this many times as long before the next one
+
+
+class PaneLeft(Exception):
+    """The Run pane was left while its view was built: the rest is not built."""
+
+
+def run_view(index: Index, rank, width: int = 120, on_screen=lambda: True) -> Group:
+    """The whole run's view. Between its parts (each O(compiles)), raises PaneLeft once
+    `on_screen()` is false."""
+
+    def go_on() -> None:
+        if not on_screen():
+            raise PaneLeft
+
     summary = run_summary(index, rank)
+    go_on()
     rows = timeline(index, rank)
+    go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
     parts = [Text(f"Total compile time {seconds(summary['total_compile_seconds'])}"
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     parts += timeline_lines(compile_timeline(index, rank), width)
+    go_on()
     if summary["recompiling_frames"]:
         parts.append(Text("\nFrames whose recompiles cost most (recompiles / all compiles of the frame)",
                           style="bold cyan"))
@@ -58,6 +77,7 @@ def run_view(index: Index, rank, width: int = 120) -> Group:
                           style="red"))
         parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
     trie = stack_trie(index, rank)
+    go_on()
     parts.append(Text(""))
     if trie.children:
         parts.append(trie_tree(trie, grouped, "Stack trie: the calls that led to each compile"))
@@ -74,6 +94,7 @@ def run_view(index: Index, rank, width: int = 120) -> Group:
         parts.append(phase_legend("\nCompile time by compile id (longest first)  "))
         longest = rows[0]["total"] or 1.0
         parts += [timeline_bar(row, longest, grouped) for row in rows[:40]]
+    go_on()
     div = divergence(index)
     lines = describe(div)
     if len(div["ranks"]) > 1:
@@ -87,11 +108,29 @@ def run_view(index: Index, rank, width: int = 120) -> Group:
 
 
 class RunPane(Pane, VerticalScroll):
+    """The whole run. Its view is O(compiles): 1.6-2.8 s at 20,000 ranks. Built in one thread at
+    a time, and while the index grows at most a third of the time: a thread cannot be stopped,
+    and a load started at every update while 20,000 ranks came in ran three or four at once for
+    15 s, and every key pressed meanwhile waited 150-600 ms for the main thread's turn."""
+
     def compose(self):
         yield Static(id="run-body")
 
     _shown: tuple | None = None
     _selection: Selection | None = None
+    _loading = False
+    _wanted: tuple | None = None  # the newest load asked for while one ran
+    _next_load_at = 0.0  # time.monotonic(): not before (LOAD_GAP times the last load)
+    _on_screen = False  # (set here, read by the loading thread)
+
+    def on_show(self) -> None:
+        self._on_screen = True
+        if self._selection is not None and self._shown is None:  # left before its view was built
+            self.show(self._selection)
+        self._start_wanted()
+
+    def on_hide(self) -> None:
+        self._on_screen = False
 
     def show(self, selection: Selection) -> None:
         # The run is the same whatever compile id the cursor is on: built again only when the
@@ -102,7 +141,19 @@ class RunPane(Pane, VerticalScroll):
         shown = (id(index), selection.rank, width, index.bytes_read, len(index.nodes), len(index.problems))
         if shown != self._shown:
             self._shown = shown
-            self.load(index, selection.rank, width, shown)
+            self._wanted = (index, selection.rank, width, shown)
+            self._start_wanted()
+
+    def _start_wanted(self) -> None:
+        if self._loading or self._wanted is None or not self._on_screen:
+            return  # (on_show starts what waits)
+        wait = self._next_load_at - time.monotonic()
+        if wait > 0:
+            self.set_timer(wait, self._start_wanted)
+            return
+        args, self._wanted = self._wanted, None
+        self._loading = True
+        self.load(*args)
 
     def _width(self) -> int:
         return max(40, self.size.width - 2) if self.size.width else 120
@@ -111,15 +162,30 @@ class RunPane(Pane, VerticalScroll):
         if self._selection is not None and self._shown is not None and self._width() != self._shown[2]:
             self.show(self._selection)
 
-    @work(thread=True, exclusive=True, group="run-load")
+    @work(thread=True, group="run-load")
     def load(self, index: Index, rank, width: int = 120, shown: tuple | None = None) -> None:
-        view = run_view(index, rank, width)
-        self.app.call_from_thread(self._put, view, shown)
+        started = time.monotonic()
+        view = None
+        left = False
+        try:
+            view = run_view(index, rank, width, on_screen=lambda: self._on_screen)
+        except PaneLeft:
+            left = True
+        finally:  # a failure is shown by the app (a failed worker); the next load may still start
+            self.app.call_from_thread(self._put, view, shown, time.monotonic() - started, left)
 
-    def _put(self, view, shown: tuple | None) -> None:
-        # a load started before the last one (another width, rank or run) may end after it
-        if shown == self._shown:
+    def _put(self, view, shown: tuple | None, took: float, left: bool = False) -> None:
+        self._loading = False
+        self._next_load_at = time.monotonic() + LOAD_GAP * took
+        if left and shown == self._shown:
+            self._shown = None  # built when the pane is shown again
+            if self._on_screen and self._selection is not None:
+                self.show(self._selection)
+                return
+        # a load asked for a run that has grown since is not shown: the newer one follows
+        if view is not None and shown == self._shown:
             self.query_one("#run-body", Static).update(view)
+        self._start_wanted()
 
     def copy_text(self) -> str:
         return plain_text(self.query_one("#run-body", Static).content)

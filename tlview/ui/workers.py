@@ -43,7 +43,7 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
         report_growth(app, index, total)
 
     Indexer(index, use_fork=False, use_pool=True, progress=progress,
-            cancelled=lambda: worker.is_cancelled).run()
+            cancelled=lambda: worker.is_cancelled, freeze=True, defer=app.keys_first).run()
     if not worker.is_cancelled:
         index.judge_changed()
         app.post_message(IndexFinished())
