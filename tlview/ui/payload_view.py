@@ -83,7 +83,7 @@ class PayloadView(ScrollView, can_focus=True):
         super().__init__(id=id, classes=classes)
         self._lines: list[str] = []
         self._language: str | None = None
-        self._cache: LRUCache[int, Text] = LRUCache(HIGHLIGHTED_LINES)  # line -> highlighted
+        self._cache: dict[int, Text] = {}  # line -> highlighted
         # What render_line drew (toolong's way): a pane opening draws its lines three or four
         # times (laid out, highlighted, the cursor's pane); each line cost 0.4 ms every time.
         self._strips: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
@@ -286,8 +286,11 @@ class PayloadView(ScrollView, can_focus=True):
         self._pending.discard((generation, start))
         if generation != self._generation:
             return  # highlighted for text no longer shown
+        if len(self._cache) > HIGHLIGHTED_LINES:
+            self._cache.clear()
         for offset, part in enumerate(parts):
             self._cache[start + offset] = part
+        self._strips.clear()  # drawn before these lines were highlighted
         self.refresh()
 
     def _with_matches(self, index: int, text: Text) -> Text:
@@ -310,8 +313,7 @@ class PayloadView(ScrollView, can_focus=True):
         wrapped = self._row_of is not None
         start = part * self._wrap_width if wrapped else scroll_x
         search = (id(self.search), self.search.current) if self.search is not None else None
-        key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0,
-               index in self._cache, search)
+        key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0, search)
         strip = self._strips.get(key)
         if strip is None:
             strip = self._strips[key] = self._draw_line(index, part, start, width, wrapped)
