@@ -312,7 +312,8 @@ class PayloadView(ScrollView, can_focus=True):
             return Strip.blank(width, self.rich_style)
         wrapped = self._row_of is not None
         start = part * self._wrap_width if wrapped else scroll_x
-        search = (id(self.search), self.search.current) if self.search is not None else None
+        found = self.search
+        search = (found.query, found.current, found.total) if found is not None else None
         key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0, search)
         strip = self._strips.get(key)
         if strip is None:
