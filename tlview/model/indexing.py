@@ -92,7 +92,7 @@ class Indexer:
         read = 0
         told = time.monotonic()
         for source in list(self.index.sources):
-            self._wait_while_deferred()
+            self.wait_while_deferred()
             if self.cancelled():
                 break
             read += self.index.feed(source, CHUNK)
@@ -101,7 +101,8 @@ class Indexer:
                 told = time.monotonic()
         return read
 
-    def _wait_while_deferred(self) -> None:
+    def wait_while_deferred(self) -> None:
+        """Sleep while `defer()` holds (a key was pressed in the explorer a moment ago)."""
         while self.defer() and not self.cancelled():
             time.sleep(DEFER_SLEEP)
 
@@ -116,7 +117,7 @@ class Indexer:
                     parallel.index_split(self.index, source)
                 else:
                     parallel.index_with_pool(self.index, source, self.progress, self.cancelled,
-                                             defer=self._wait_while_deferred)
+                                             defer=self.wait_while_deferred)
             except Exception as exc:  # noqa: BLE001 - no processes allowed, a child failed: go on here
                 self.index.notes.append(f"{source.path}: indexed in one process "
                                         f"({type(exc).__name__}: {exc})")

@@ -188,9 +188,7 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
         elif fresh:
             self._backlog = sorted({*self._backlog, *fresh}, key=_arrival)  # the oldest first
         if self._backlog and self.keys_first():
-            if not self._slice_due:
-                self._slice_due = True
-                self.set_timer(SLICE_PAUSE, self._next_slice)
+            self._slice_later()
             return
         changes: list = []
         deadline = time.monotonic() + SLICE_SECONDS
@@ -200,9 +198,8 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
             self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog))
             changes += part
         self._applied.update(changes)
-        if self._backlog and not self._slice_due:
-            self._slice_due = True
-            self.set_timer(SLICE_PAUSE, self._next_slice)
+        if self._backlog:
+            self._slice_later()
         if self.live is not None:
             self.tell_news(changes)
         if self._backlog and time.monotonic() - self._views_at < VIEWS_EVERY:
@@ -227,6 +224,11 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
         self._set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
                         ranks=tuple(r for r in self.index.ranks() if r is not None),
                         filter=self.flt.describe(), shown_all=not self._backlog)
+
+    def _slice_later(self) -> None:
+        if not self._slice_due:
+            self._slice_due = True
+            self.set_timer(SLICE_PAUSE, self._next_slice)
 
     def _next_slice(self) -> None:
         self._slice_due = False

@@ -54,7 +54,8 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
     worker = get_current_worker()
 
     def indexer_for(index: Index) -> Indexer:
-        return Indexer(index, use_fork=False, use_pool=True, cancelled=lambda: worker.is_cancelled)
+        return Indexer(index, use_fork=False, use_pool=True, cancelled=lambda: worker.is_cancelled,
+                       defer=app.keys_first)
 
     indexer = indexer_for(live.index)
     state = None
@@ -67,6 +68,7 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
                 indexer = indexer_for(live.index)
                 app.post_message(IndexReplaced(live.index, update.messages))
             indexer.read_big_files()
+            indexer.wait_while_deferred()  # keys first, as in index_logs
             read = live.index.refresh(limit=CHUNK)
             if read or update.new_files or update.rebuilt:
                 report_growth(app, live.index)
