@@ -5,6 +5,7 @@ waits for the indexing thread's lock to take the changes."""
 
 from __future__ import annotations
 
+import asyncio
 import shutil
 import threading
 
@@ -245,3 +246,193 @@ def test_a_deferring_indexer_reads_nothing_while_it_defers():
     assert seen[:6] == [0] * 6  # deferred five times before the first file, nothing read meanwhile
     assert index.bytes_read == index.bytes_total and len(index.sources) == 4
     assert len(index.nodes) == json_for(RANKS4)["totals"]["compile_ids"]
+
+
+# ---- keys first, from the moment a key is read ---------------------------------------------------
+
+@pytest.mark.asyncio
+async def test_the_driver_tells_the_app_of_a_key_as_it_reads_it():
+    """The input thread stamps a key or a click the moment it reads it (the slices and the
+    indexing thread step back from then on), not when the app gets to it: at 20,000 ranks the app
+    got to a key 120 ms after it was read. Other input (a resize, focus) is no key."""
+    from textual import events
+    from tlview.ui.driver import TlviewDriver
+
+    class App:
+        def __init__(self):
+            self.told, self.posted = 0, []
+
+        def user_input(self):
+            self.told += 1
+
+        def post_message(self, message):
+            self.posted.append(message)
+
+        async def _post_message(self, message):
+            self.posted.append(message)
+
+    app = App()
+    driver = TlviewDriver(app)
+    driver._loop = asyncio.get_running_loop()  # (as start_application_mode sets it)
+    driver.process_message(events.Resize((80, 24), (80, 24)))
+    assert app.told == 0
+    driver.process_message(events.Key("j", "j"))
+    assert app.told == 1  # at once, in the thread that read it
+    await asyncio.sleep(0.05)
+    assert [type(m) for m in app.posted][-1] is events.Key  # and the key goes on to the app
+
+
+@pytest.mark.asyncio
+async def test_a_key_read_ends_the_slice_running(monkeypatch):
+    """A slice of the backlog stops at the next part once a key was read (not at its deadline),
+    and the rest is shown after the key."""
+    from tlview.ui import app as app_module
+    from tlview.ui.app import TlviewApp
+
+    monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
+    monkeypatch.setattr(app_module, "SLICE_SECONDS", 60.0)  # a slice would show the whole backlog
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        compiles = sorted({n.compile for n in app.index.nodes.values()}, key=lambda c: c.head.seq)
+        assert len(compiles) == 11  # (12 compile ids: one compile restarted once)
+        parts = []
+        real_apply = app.model.apply
+
+        def apply(part):
+            parts.append(part)
+            if len(parts) == 2:
+                app.user_input()  # a key read by the driver while the second part is shown
+            return real_apply(part)
+
+        monkeypatch.setattr(app.model, "apply", apply)
+        app.key_at = 0.0
+        app._backlog = list(compiles)  # shown again (each as changed)
+        app.refresh_views()
+        assert len(parts) == 2 and len(app._backlog) == 9
+        await until(pilot, lambda: not app._backlog, what="the rest shown after the key")
+        assert sum(len(p) for p in parts) == 11
+
+
+@pytest.mark.asyncio
+async def test_frames_collapsed_past_the_limit_send_no_message_each(monkeypatch):
+    """Past EXPAND_ENTRIES the frames are collapsed at once, with no message per node: Textual's
+    collapse() posts a NodeCollapsed that bubbles to the App, 80,000 dispatches at 20,000 ranks
+    that held the keys pressed meanwhile."""
+    from textual.widgets import Tree
+    from tlview.ui import app as app_module
+    from tlview.ui import frame_tree
+    from tlview.ui.app import TlviewApp
+
+    monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
+    monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)  # the tree grows past the limit while shown
+    monkeypatch.setattr(frame_tree, "EXPAND_ENTRIES", 6)
+    collapsed = []
+    real_post = frame_tree.FrameTree.post_message
+
+    def post(self, message):
+        if isinstance(message, Tree.NodeCollapsed):
+            collapsed.append(message)
+        return real_post(self, message)
+
+    monkeypatch.setattr(frame_tree.FrameTree, "post_message", post)
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
+        await ready(app, pilot)
+        tree = app.tree
+        assert tree._collapsed_big
+        cursor_path = set()
+        node = tree.cursor_node
+        while node is not None:
+            cursor_path.add(node.id)
+            node = node.parent
+        frames = [n for n in tree._by_key.values() if n.data.kind == "frame"]
+        assert len(frames) >= 4
+        assert all(not n.is_expanded for n in frames if n.id not in cursor_path)
+        assert not collapsed
+        # Once more on the whole tree shown: its lines are laid out again at once (no line of a
+        # collapsed frame's children is drawn), though no node was added.
+        for frame in frames:
+            frame.expand()
+        await pilot.pause()
+        assert len(drawn_lines(tree)) > len(frames) + 8
+        tree._collapse_frames()
+        await pilot.pause()
+        drawn = drawn_lines(tree)
+        assert all(n.parent is tree.root or n.parent.is_expanded for n in drawn)
+        assert {n.id for n in drawn} >= {n.id for n in frames} and not collapsed
+
+
+def drawn_lines(tree) -> list:
+    return [tree.get_node_at_line(number) for number in range(tree.last_line + 1)]
+
+
+def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
+    """The explorer's pool processes (and their forkserver) run below the explorer's priority:
+    on 2 cores they took the cores from the UI process while 10,000 compile ids came in."""
+    import os
+
+    from tlview.model import parallel
+    from tlview.model.index import Index
+    from tlview.model.indexing import open_index
+    from tlview.source.discover import find_logs
+
+    from conftest import CORPUS
+
+    data = b"".join(next((CORPUS / s / "trace").glob("*.log")).read_bytes()
+                    for s in ("graph_breaks", "recompiles", "dynamic_shapes", "model")) * 2
+    path = tmp_path / "dedicated_log_torch_trace_big.log"
+    path.write_bytes(data)
+    seen = {}
+    real = parallel._below_the_explorer
+
+    def observed(pool):
+        real(pool)
+        for pid in pool._processes:
+            seen[pid] = os.getpriority(os.PRIO_PROCESS, pid)
+
+    monkeypatch.setattr(parallel, "_below_the_explorer", observed)
+    index = Index()
+    for log in find_logs(str(path))[0]:
+        index.add_log(log)
+    assert len(data) > 400 << 10
+    index.sources[0].size = len(data)  # (as the indexer finds it before it takes the pool)
+    parallel.index_with_pool(index, index.sources[0], lambda: None, lambda: False,
+                             first=64 << 10, step=128 << 10)
+    index.finish()
+    mine = os.getpriority(os.PRIO_PROCESS, 0)
+    assert seen and all(nice >= max(mine, parallel.POOL_NICENESS) for nice in seen.values())
+    assert len(index.nodes) == len(open_index(str(path), parallel_ok=False).nodes)
+
+
+@pytest.mark.asyncio
+async def test_the_run_pane_steps_back_while_a_key_comes_first(monkeypatch):
+    """The Run pane's thread builds and renders its lines off the UI thread, and sleeps between
+    parts while a key comes first; the pane then draws only the lines on screen."""
+    from conftest import visible_lines
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.run_pane import RunPane
+
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        keys = {"first": True}
+        monkeypatch.setattr(app, "keys_first", lambda: keys["first"])
+        pane = app.query_one(RunPane)
+        await pilot.press("9")
+        await until(pilot, lambda: pane._loading, what="the Run pane's thread started")
+        await pilot.pause(0.3)
+        assert pane._loading and "Total compile time" not in pane.copy_text()  # stepping back
+        keys["first"] = False
+        await until(pilot, lambda: "Total compile time" in pane.copy_text(), what="the Run pane's view")
+        body = app.query_one("#run-body")
+        await until(pilot, lambda: visible_lines(body), what="the lines drawn")
+        lines = visible_lines(body)
+        assert lines[0].startswith("Total compile time") and len(lines) > body.size.height // 2
+        assert body.virtual_size.height > body.size.height  # more lines than shown: drawn as scrolled
+        body.scroll_to(y=body.virtual_size.height, animate=False)
+        await until(pilot, lambda: body.scroll_offset.y == body.max_scroll_y > 0, what="scrolled to the end")
+        await until(pilot, lambda: visible_lines(body) != lines, what="the last lines drawn")
+        end = visible_lines(body)
+        assert any(line.startswith("Ranks 0-3") for line in end) and end[-1].startswith("⚠")  # the view's end

@@ -67,7 +67,7 @@ SETTLE_FROM = 500  # tree entries
 # compiles at a time, then serves keys and frames for SLICE_PAUSE: 20,000 ranks shown at once held
 # every key for 5.6 s.
 SLICE_SECONDS = 0.05
-SLICE_COMPILES = 100
+SLICE_COMPILES = 25
 SLICE_PAUSE = 0.02
 VIEWS_EVERY = 0.25
 
@@ -192,7 +192,8 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
             return
         changes: list = []
         deadline = time.monotonic() + SLICE_SECONDS
-        while self._backlog and (not changes or time.monotonic() < deadline):  # one part at least
+        # one part at least; a key read meanwhile ends the slice (keys_first.py)
+        while self._backlog and (not changes or (time.monotonic() < deadline and not self.keys_first())):
             part, self._backlog = self._backlog[:SLICE_COMPILES], self._backlog[SLICE_COMPILES:]
             self.running.add(part)
             self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog))

@@ -23,6 +23,8 @@ import termios
 
 from textual.drivers.linux_driver import LinuxDriver
 
+from tlview.ui.keys_first import is_user_input
+
 
 class _Output:
     """The file Textual's writer thread writes the screen to: an error (EIO once the terminal is
@@ -60,6 +62,12 @@ class TlviewDriver(LinuxDriver):
     def start_application_mode(self) -> None:
         self._loop = asyncio.get_running_loop()  # for the redraw after a resume (signal handler)
         super().start_application_mode()
+
+    def process_message(self, message) -> None:
+        # (the input thread) a key comes first from the moment it is read: keys_first.py
+        if is_user_input(message) and hasattr(self._app, "user_input"):
+            self._app.user_input()
+        super().process_message(message)
 
     def write(self, data: str) -> None:
         # While suspended (or never resumed: the terminal went away meanwhile) no writer thread

@@ -4,6 +4,11 @@ Python runs one thread at a time. At 20,000 ranks a key pressed while the index 
 waited its turn behind the indexing thread and the slices that show what it read: 150-320 ms on
 2 cores. For KEYS_FIRST after a key, the slices wait (app.refresh_views) and the indexing thread
 sleeps between files and parts (Indexer.defer), so the key is handled and drawn first.
+
+The moment is taken where the key is read (the driver's input thread: `user_input`), not where
+the app handles it: the key reached the app 120 ms after it was read, behind the slice running
+then, the frame that slice drew and the other widgets' messages, each slowed by the indexing
+thread holding the GIL (10 ms for messages that take 0.1 ms alone).
 """
 
 from __future__ import annotations
@@ -13,19 +18,36 @@ import time
 from textual import events
 
 KEYS_FIRST = 0.15  # seconds
+STEP_BACK = 0.01  # seconds a thread sleeps at a time while a key comes first
 _USER_EVENTS = (events.Key, events.Click, events.MouseScrollDown, events.MouseScrollUp)
 
 
+def is_user_input(event) -> bool:
+    return isinstance(event, _USER_EVENTS)
+
+
 class KeysFirst:
-    """Mixed into the App: it sees every event first."""
+    """Mixed into the App: it sees every event first (and the driver, where it reads them,
+    calls `user_input`)."""
 
     key_at = 0.0  # time.monotonic() of the last key or click
 
+    def user_input(self) -> None:
+        """A key or click was read (any thread: one float is set)."""
+        self.key_at = time.monotonic()
+
     async def on_event(self, event: events.Event) -> None:
-        if isinstance(event, _USER_EVENTS):
-            self.key_at = time.monotonic()
+        if is_user_input(event):  # (also where no driver of ours reads them: tests, other drivers)
+            self.user_input()
         await super().on_event(event)
 
     def keys_first(self) -> bool:
         """A key came a moment ago: showing it comes before showing or reading more."""
         return time.monotonic() - self.key_at < KEYS_FIRST
+
+
+def step_back(app) -> None:
+    """In a thread other than the UI's: sleep while a key comes first (`app.keys_first()`)."""
+    keys_first = getattr(app, "keys_first", None)
+    while keys_first is not None and keys_first():
+        time.sleep(STEP_BACK)

@@ -9,8 +9,7 @@ import time
 from rich.console import Group
 from rich.text import Text
 from textual import work
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.containers import Vertical
 
 from tlview.diagnose.caches import cache_summary, outcome_words
 from tlview.diagnose.costs import run_summary, timeline
@@ -22,7 +21,9 @@ from tlview.model.look import phase_legend, ranks_text, ref, seconds, short_path
 from tlview.report.stack_trie_look import trie_tree
 from tlview.report.timeline_look import timeline_lines
 from tlview.textsafe import one_line, visible
+from tlview.ui.keys_first import step_back
 from tlview.ui.pane import Pane, Selection, plain_text
+from tlview.ui.rendered_view import RenderedView, render_strips
 
 
 LOAD_GAP = 2  # after a load of the Run pane, this many times as long before the next one
@@ -32,13 +33,9 @@ class PaneLeft(Exception):
     """The Run pane was left while its view was built: the rest is not built."""
 
 
-def run_view(index: Index, rank, width: int = 120, on_screen=lambda: True) -> Group:
-    """The whole run's view. Between its parts (each O(compiles)), raises PaneLeft once
-    `on_screen()` is false."""
-
-    def go_on() -> None:
-        if not on_screen():
-            raise PaneLeft
+def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
+    """The whole run's view. Calls `go_on()` between its parts (each O(compiles)): the loading
+    thread's say in it (it raises PaneLeft once the pane was left, and steps back for keys)."""
 
     summary = run_summary(index, rank)
     go_on()
@@ -107,14 +104,15 @@ def run_view(index: Index, rank, width: int = 120, on_screen=lambda: True) -> Gr
     return Group(*parts)
 
 
-class RunPane(Pane, VerticalScroll):
-    """The whole run. Its view is O(compiles): 1.6-2.8 s at 20,000 ranks. Built in one thread at
-    a time, and while the index grows at most a third of the time: a thread cannot be stopped,
-    and a load started at every update while 20,000 ranks came in ran three or four at once for
-    15 s, and every key pressed meanwhile waited 150-600 ms for the main thread's turn."""
+class RunPane(Pane, Vertical):
+    """The whole run. Its view is O(compiles): 1.6-2.8 s at 20,000 ranks. Built and rendered to
+    lines in one thread at a time, and while the index grows at most a third of the time: a
+    thread cannot be stopped, and a load started at every update while 20,000 ranks came in ran
+    three or four at once for 15 s, and every key pressed meanwhile waited 150-600 ms for the
+    main thread's turn. Between its parts the thread steps back while a key comes first."""
 
     def compose(self):
-        yield Static(id="run-body")
+        yield RenderedView(id="run-body")
 
     _shown: tuple | None = None
     _selection: Selection | None = None
@@ -165,16 +163,23 @@ class RunPane(Pane, VerticalScroll):
     @work(thread=True, group="run-load")
     def load(self, index: Index, rank, width: int = 120, shown: tuple | None = None) -> None:
         started = time.monotonic()
-        view = None
+        view = strips = None
         left = False
+
+        def go_on() -> None:
+            if not self._on_screen:
+                raise PaneLeft
+            step_back(self.app)
+
         try:
-            view = run_view(index, rank, width, on_screen=lambda: self._on_screen)
+            view = run_view(index, rank, width, go_on)
+            strips = render_strips(view, self.app.console, width, between=go_on)
         except PaneLeft:
             left = True
         finally:  # a failure is shown by the app (a failed worker); the next load may still start
-            self.app.call_from_thread(self._put, view, shown, time.monotonic() - started, left)
+            self.app.call_from_thread(self._put, view, strips, shown, time.monotonic() - started, left)
 
-    def _put(self, view, shown: tuple | None, took: float, left: bool = False) -> None:
+    def _put(self, view, strips, shown: tuple | None, took: float, left: bool = False) -> None:
         self._loading = False
         self._next_load_at = time.monotonic() + LOAD_GAP * took
         if left and shown == self._shown:
@@ -183,9 +188,9 @@ class RunPane(Pane, VerticalScroll):
                 self.show(self._selection)
                 return
         # a load asked for a run that has grown since is not shown: the newer one follows
-        if view is not None and shown == self._shown:
-            self.query_one("#run-body", Static).update(view)
+        if view is not None and strips is not None and shown == self._shown:
+            self.query_one("#run-body", RenderedView).show(view, strips)
         self._start_wanted()
 
     def copy_text(self) -> str:
-        return plain_text(self.query_one("#run-body", Static).content)
+        return plain_text(self.query_one("#run-body", RenderedView).content)
