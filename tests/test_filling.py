@@ -65,6 +65,23 @@ async def test_a_backlog_shown_in_slices_ends_as_the_tree_built_at_once(tmp_path
         drawn = [tree.get_node_at_line(number) for number in range(tree.last_line + 1)]
         assert [node.data.key for node in drawn] == [e.key for e in whole.walk()]
         assert [node.line for node in drawn] == list(range(len(drawn)))
+        # Each line on screen is drawn as a tree that never kept a line would draw it: ranks
+        # inserted before the others moved every line kept since.
+        def drawn_twice():
+            kept = [list(tree.render_line(y)) for y in range(tree.size.height)]
+            tree._drawn.clear()
+            tree._line_cache.clear()
+            return kept, [list(tree.render_line(y)) for y in range(tree.size.height)]
+
+        kept, fresh = drawn_twice()
+        assert kept == fresh
+        # A frame collapsed near the top: the lines below it move up (what a click reads).
+        frame = next(n for n in drawn if n.data.kind == "frame" and n.children)
+        frame.collapse()
+        await pilot.pause()
+        assert len(drawn_lines(tree)) < len(drawn)
+        kept, fresh = drawn_twice()
+        assert kept == fresh
         counted = json_for(folder)["totals"]
         for name in ("compile_ids", "recompiles", "graph_breaks", "restarts", "records"):
             assert getattr(app.facts.totals, name) == getattr(totals(app.index), name) == counted[name], name
@@ -431,7 +448,9 @@ async def test_the_run_pane_steps_back_while_a_key_comes_first(monkeypatch):
         lines = visible_lines(body)
         assert lines[0].startswith("Total compile time") and len(lines) > body.size.height // 2
         assert body.virtual_size.height > body.size.height  # more lines than shown: drawn as scrolled
-        body.scroll_to(y=body.virtual_size.height, animate=False)
+        await until(pilot, lambda: not pane._loading and pane._wanted is None
+                    and pane._shown[2] == pane._width(), what="the view for the pane's width")
+        body.scroll_end(animate=False)
         await until(pilot, lambda: body.scroll_offset.y == body.max_scroll_y > 0, what="scrolled to the end")
         await until(pilot, lambda: visible_lines(body) != lines, what="the last lines drawn")
         end = visible_lines(body)

@@ -13,8 +13,10 @@ import time
 
 from rich.text import Text
 from textual._loop import loop_last
+from textual.cache import LRUCache
 from textual.css.scalar import Unit
 from textual.geometry import Size
+from textual.strip import Strip
 from textual.widgets import Tree
 from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
@@ -28,6 +30,7 @@ EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collaps
 # a layout costs O(lines), 30-100 ms at 60,000 lines, and one per slice held every key.
 LAYOUT_EVERY = 0.5
 LAYOUT_SHARE = 5
+DRAWN_LINES = 1024  # drawn lines kept (FrameTree._render_line)
 
 
 class FrameTree(Tree[TreeEntry]):
@@ -53,6 +56,30 @@ class FrameTree(Tree[TreeEntry]):
         self._pending: set[int] = set()  # ids of nodes whose children are not added yet
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
         self._widths: dict[int, tuple[Text, int]] = {}  # id(node) -> (its label, its width)
+        self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
+
+    def _render_line(self, y: int, x1: int, x2: int, base_style) -> Strip:
+        # Textual's Tree keys its drawn lines by a counter bumped at every layout, so each layout
+        # drew every line on screen again: at 10,000 compile ids, 40-60 ms a frame while the tree
+        # filled in, and a key pressed then waited for it. Here a line is keyed by what it is
+        # drawn from (its line number, which the mouse reads, and each node of its path: its id,
+        # changes and place among its siblings), so lines a layout did not change are kept.
+        lines = self._tree_lines
+        if y >= len(lines):
+            return super()._render_line(y, x1, x2, base_style)
+        line = lines[y]
+        width = max(self.virtual_size.width, self.size.width)
+        key = (y, width, base_style, self._pseudo_class_state, self.has_focus, self.cursor_line == y,
+               self.hover_line == y, self.guide_depth, self.show_guides, line.last,
+               tuple((n._id, n._updates, n.is_last) for n in line.path))
+        strip = self._drawn.get(key)
+        if strip is None:
+            strip = self._drawn[key] = super()._render_line(y, 0, width, base_style)
+        return strip.crop(x1, x2)
+
+    def notify_style_update(self) -> None:
+        self._drawn.clear()
+        super().notify_style_update()
 
     def _invalidate(self) -> None:
         # Textual's Tree invalidates its line cache and lays itself out again on every node added:
