@@ -305,6 +305,7 @@ async def test_a_key_read_ends_the_slice_running(monkeypatch):
     and the rest is shown after the key."""
     from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
+    from tlview.ui.backlog import Backlog
 
     monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
     monkeypatch.setattr(app_module, "SLICE_SECONDS", 60.0)  # a slice would show the whole backlog
@@ -324,7 +325,7 @@ async def test_a_key_read_ends_the_slice_running(monkeypatch):
 
         monkeypatch.setattr(app.model, "apply", apply)
         app.key_at = 0.0
-        app._backlog = list(compiles)  # shown again (each as changed)
+        app._backlog = Backlog(compiles)  # shown again (each as changed)
         app.refresh_views()
         assert len(parts) == 2 and len(app._backlog) == 9
         await until(pilot, lambda: not app._backlog, what="the rest shown after the key")
@@ -340,6 +341,7 @@ async def test_frames_collapsed_past_the_limit_send_no_message_each(monkeypatch)
     from tlview.ui import app as app_module
     from tlview.ui import frame_tree
     from tlview.ui.app import TlviewApp
+    from tlview.ui.backlog import Backlog
 
     monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
     monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)  # the tree grows past the limit while shown
@@ -455,3 +457,173 @@ async def test_the_run_pane_steps_back_while_a_key_comes_first(monkeypatch):
         await until(pilot, lambda: visible_lines(body) != lines, what="the last lines drawn")
         end = visible_lines(body)
         assert any(line.startswith("Ranks 0-3") for line in end) and end[-1].startswith("⚠")  # the view's end
+
+
+def test_the_backlog_gives_each_compile_once_oldest_first(monkeypatch):
+    """Compiles queued in any order, again while queued, and again after they were taken (a
+    compile that changed once more) come out each once, oldest first, as one sort of them would."""
+    from tlview.model.indexing import open_index
+    from tlview.ui import backlog as backlog_module
+    from tlview.ui.backlog import Backlog, arrival
+
+    compiles = sorted({n.compile for n in open_index(str(RANKS4)).nodes.values()}, key=arrival)
+    assert len(compiles) == 11
+    for few in (0, 16):  # placed one by one, and sorted again
+        monkeypatch.setattr(backlog_module, "FEW", few)
+        backlog = Backlog(compiles[6:9])
+        backlog.add([compiles[8], compiles[7], *compiles[9:]])  # again while queued, then newer
+        assert backlog.take(2) == compiles[6:8] and len(backlog) == 3
+        backlog.add([compiles[2], compiles[6], compiles[0]])  # older ones, and one taken before
+        assert backlog.take(100) == [compiles[0], compiles[2], compiles[6], *compiles[8:]]
+        assert not backlog and backlog.take(5) == []
+
+
+def test_merging_and_judging_step_back_between_nodes(tmp_path, monkeypatch):
+    """The indexing thread's own work between two parts (merging one, judging what changed) calls
+    its pause now and then, not only before each part: a key pressed in the explorer meanwhile
+    comes first. The index it makes is the one-process index."""
+    from conftest import CORPUS
+    from tlview.model import index as index_module
+    from tlview.model import parallel, parts
+    from tlview.model.index import Index
+    from tlview.model.indexing import open_index
+    from tlview.report.summary import build_summary
+    from tlview.source.discover import find_logs
+
+    monkeypatch.setattr(parts, "PAUSE_EVERY", 2)
+    monkeypatch.setattr(index_module, "JUDGE_PAUSE_EVERY", 2)
+    data = b"".join(next((CORPUS / s / "trace").glob("*.log")).read_bytes()
+                    for s in ("graph_breaks", "recompiles", "dynamic_shapes", "model")) * 2
+    path = tmp_path / "dedicated_log_torch_trace_big.log"
+    path.write_bytes(data)
+    index = Index()
+    for log in find_logs(str(path))[0]:
+        index.add_log(log)
+    index.sources[0].size = len(data)
+    merged, pauses = [], []
+    real_merge = index.merge_part
+    monkeypatch.setattr(index, "merge_part", lambda *a, **k: merged.append(1) or real_merge(*a, **k))
+    parallel.index_with_pool(index, index.sources[0], lambda: None, lambda: False,
+                             first=64 << 10, step=256 << 10, defer=lambda: pauses.append("merge"))
+    index.finish()
+    index.judge_changed(pause=lambda: pauses.append("judge"))
+    whole = open_index(str(path), parallel_ok=False)
+    assert len(merged) >= 2
+    assert pauses.count("merge") > len(merged)  # (once before each part, and inside its merges)
+    assert pauses.count("judge") >= len({n.compile for n in whole.nodes.values()}) // 2 - 1
+    assert build_summary(index) == build_summary(whole)
+
+
+@pytest.mark.asyncio
+async def test_a_key_read_during_a_slice_puts_off_the_views(monkeypatch):
+    """A key read while a slice is shown: the slice ends and the views' refresh (the status line's
+    totals, O(files)) waits for a later slice; once the key is served they are refreshed, and at
+    most every ten times what the last refresh took."""
+    import time
+
+    from tlview.ui import app as app_module
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.backlog import Backlog
+
+    monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        compiles = sorted({n.compile for n in app.index.nodes.values()}, key=lambda c: c.head.seq)
+        real_apply, real_snapshot = app.model.apply, app.running.snapshot
+        snapshots = []
+
+        def apply(part):
+            app.user_input()  # a key read by the driver while this part is shown
+            return real_apply(part)
+
+        def slow_snapshot():
+            snapshots.append(time.monotonic())
+            time.sleep(0.05)
+            return real_snapshot()
+
+        monkeypatch.setattr(app.model, "apply", apply)
+        monkeypatch.setattr(app.running, "snapshot", slow_snapshot)
+        app.key_at, app._views_at = 0.0, 0.0
+        app._backlog = Backlog(compiles)
+        app.refresh_views()
+        assert len(app._backlog) == 10 and snapshots == []  # one part, and no views
+        monkeypatch.setattr(app.model, "apply", real_apply)
+        await until(pilot, lambda: not app._backlog and snapshots, what="the rest and the views shown")
+        assert app._views_every >= 0.5
+
+
+@pytest.mark.asyncio
+async def test_ranks_coming_in_order_keep_the_lines_laid_out_before(tmp_path, monkeypatch):
+    """Ranks read in rank order come in at the end of the tree: a layout takes the lines of the
+    ranks laid out before as they were and lays out the rest. The lines, their numbers and what
+    is drawn are a whole build's."""
+    from tlview.model import indexing
+    from tlview.model.indexing import open_index
+    from tlview.model.tree import TreeModel
+    from tlview.ui import app as app_module
+    from tlview.ui import frame_tree
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.frame_tree import FrameTree
+
+    monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
+    monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(indexing, "PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr(frame_tree, "LAYOUT_EVERY", 0.0)  # a layout each slice
+    monkeypatch.setattr(frame_tree, "LAYOUT_SHARE", 0)
+    for log in sorted(RANKS4.glob("*.log")):
+        shutil.copy(log, tmp_path / log.name)
+    started_from = []
+    real_build = FrameTree._build
+
+    def build(tree):
+        started_from.append(len(tree._previous_lines or ()))
+        real_build(tree)
+
+    monkeypatch.setattr(FrameTree, "_build", build)
+    app = TlviewApp(str(tmp_path))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
+        await ready(app, pilot)
+        tree = app.tree
+        whole = [e.key for e in TreeModel(open_index(str(tmp_path))).walk()]
+        drawn = [tree.get_node_at_line(number) for number in range(tree.last_line + 1)]
+        assert [node.data.key for node in drawn] == whole
+        assert [node.line for node in drawn] == list(range(len(whole)))
+        assert sum(1 for n in started_from if n) >= 3  # layouts that took lines laid out before
+        kept = [list(tree.render_line(y)) for y in range(tree.size.height)]
+        tree._drawn.clear()
+        tree._line_cache.clear()
+        assert kept == [list(tree.render_line(y)) for y in range(tree.size.height)]
+
+
+@pytest.mark.asyncio
+async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
+    """While a backlog is shown, the tree's new lines are laid out every LAYOUT_EVERY; while a
+    person presses keys, every LAYOUT_READING (a key that lands on a layout waits for it and for
+    its frame); once the keys stop, as before; and at the end of the backlog, at once."""
+    import time
+
+    from tlview.model.tree import TreeDelta
+    from tlview.ui import frame_tree
+    from tlview.ui.app import TlviewApp
+
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        tree = app.tree
+
+        def laid_out(since: float, key_ago: float, more_to_come: bool = True) -> bool:
+            now = time.monotonic()
+            tree._stale, tree._laid_out, tree._build_seconds = True, now - since, 0.0
+            app.key_at = now - key_ago
+            tree.apply(TreeDelta(), more_to_come=more_to_come)
+            return not tree._stale
+
+        every, reading = frame_tree.LAYOUT_EVERY, frame_tree.LAYOUT_READING
+        assert not laid_out(since=every / 2, key_ago=60)
+        assert laid_out(since=every * 1.5, key_ago=60)  # no key: every LAYOUT_EVERY
+        assert not laid_out(since=every * 1.5, key_ago=0.1)  # keys coming
+        assert laid_out(since=reading + 0.1, key_ago=0.1)
+        assert laid_out(since=every * 1.5, key_ago=frame_tree.KEYS_QUIET + 0.1)  # they stopped
+        assert laid_out(since=0.0, key_ago=0.0, more_to_come=False)

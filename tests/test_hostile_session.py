@@ -128,9 +128,10 @@ def _stopped(pid: int) -> bool:
 
 
 def _family_while_the_pool_indexes(term: DirectTerminal) -> list[int]:
-    """tlview and its processes once its pool (a forkserver and its workers) indexes the trace."""
-    in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing" in command_line(p)]  # noqa: E731
-    wait_until(lambda: len(in_pool()) >= 2, 60, "the indexing pool to start")
+    """tlview and its processes once its pool's workers index the trace (the forkserver they
+    fork from starts before the explorer does, the workers once the explorer indexes)."""
+    in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing.forkserver" in command_line(p)]  # noqa: E731
+    wait_until(lambda: len(in_pool()) >= 3, 60, "the indexing pool's forkserver and workers to start")
     return [term.pid, *descendants(term.pid)]
 
 

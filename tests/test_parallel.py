@@ -83,3 +83,43 @@ def test_a_failing_files_child_leaves_its_files_to_this_process(tmp_path, monkey
     assert any("indexed in one process" in n for n in split.notes)
     single = open_index(str(tmp_path), parallel_ok=False)
     assert build_summary(split)["compiles"] == build_summary(single)["compiles"]
+
+
+_FORKSERVER_CHECK = """
+import multiprocessing, sys
+from multiprocessing import forkserver
+from tlview.model.indexing import prepare_for
+
+prepare_for(sys.argv[1], "trace")
+server = forkserver._forkserver
+print(server._forkserver_pid is not None)
+if server._forkserver_pid is not None:
+    # a process forked from it, running nothing of tlview's: is the index's code there already?
+    context = multiprocessing.get_context("forkserver")
+    found = context.SimpleQueue()
+    child = context.Process(target=exec, args=("import sys; found.put('tlview.model.index' in sys.modules)",
+                                               {"found": found}))
+    child.start()
+    print(found.get())
+    child.join()
+"""
+
+
+def test_the_pool_s_forkserver_starts_before_the_explorer_for_a_big_trace_only(tmp_path):
+    """Before the explorer starts on a trace worth several processes, the forkserver its pool
+    forks from is started, with the indexing code imported once there (its workers imported it
+    each, 0.25 s on their way to their first part); a small trace starts nothing."""
+    import subprocess
+    import sys
+
+    big = tmp_path / "dedicated_log_torch_trace_big.log"
+    with open(big, "wb") as f:
+        f.truncate(indexing.PARALLEL_BYTES)  # (only its size is asked)
+    small = next((CORPUS / "graph_breaks" / "trace").glob("*.log"))
+    said = {}
+    for name, path in (("big", big), ("small", small)):
+        done = subprocess.run([sys.executable, "-c", _FORKSERVER_CHECK, str(path)], capture_output=True,
+                              text=True, timeout=60)
+        assert done.returncode == 0, done.stderr
+        said[name] = done.stdout.split()
+    assert said == {"big": ["True", "True"], "small": ["False"]}

@@ -392,6 +392,9 @@ def _tui(args, flt) -> int:
     named = {log.rank_from_name for log in found if log.kind == "trace"}
     if named and None not in named and (problem := missing_rank(flt.rank, sorted(named))):
         return _fail(problem)  # every trace file names its rank: a rank not among them is a typo
+    from tlview.model.indexing import prepare_for
+
+    prepare_for(found[0].path, found[0].kind)
     from tlview.ui.launch import run_app
 
     code = run_app(args.path, flt, latest=args.latest)

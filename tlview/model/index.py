@@ -30,6 +30,7 @@ from tlview.source.trace_file import TraceFile
 Source = TraceFile | TextLog
 
 
+JUDGE_PAUSE_EVERY = 64  # compiles judged (about 2 ms) between two calls of judge_changed's pause()
 UNTAGGED_KEPT = 10_000  # records of the run's own lines (prints) kept: the Log pane shows the first
 
 
@@ -381,10 +382,13 @@ class Index(IndexParts):
             with self._changes_lock:
                 self._changed.add(compile_)
 
-    def judge_changed(self) -> None:
-        """Judge the compiles changed since the last call (called by the thread that indexes)."""
+    def judge_changed(self, pause=lambda: None) -> None:
+        """Judge the compiles changed since the last call (called by the thread that indexes);
+        `pause()` now and then returns when it may go on (a key in the explorer comes first)."""
         changed, self._unjudged = self._unjudged, set()
-        for compile_ in changed:
+        for i, compile_ in enumerate(changed):
+            if i % JUDGE_PAUSE_EVERY == JUDGE_PAUSE_EVERY - 1:
+                pause()
             compile_.verdict  # noqa: B018 - computed and cached on the compile
 
     def take_changes(self) -> set[Compile]:

@@ -16,7 +16,7 @@ from typing import Callable
 
 from tlview.model import parallel
 from tlview.model.index import Index
-from tlview.source.discover import find_logs
+from tlview.source.discover import TRACE, find_logs
 from tlview.source.trace_file import TraceFile
 
 PARALLEL_BYTES = 64 << 20  # below this, starting processes and merging costs more than it saves
@@ -43,6 +43,20 @@ def paused_gc(freeze: bool = False):
             gc.freeze()
         if was_enabled:
             gc.enable()
+
+
+def prepare_for(log_path: str, kind: str) -> None:
+    """Before the explorer starts on a log: a trace file worth several processes gets their
+    forkserver started now, while the explorer starts."""
+    try:
+        big = kind == TRACE and os.path.getsize(log_path) >= PARALLEL_BYTES
+    except OSError:
+        return
+    if big:
+        try:
+            parallel.start_forkserver()
+        except OSError:
+            pass  # (no processes here: the indexing says so when it tries)
 
 
 def open_index(path: str, latest: bool = False, verify_md5: bool = False,

@@ -15,6 +15,9 @@ from tlview.model.handlers import started_again
 from tlview.model.registry import KINDS
 
 
+PAUSE_EVERY = 128  # nodes merged (about 2 ms) between two calls of a merge's pause()
+
+
 class IndexParts:
     """Export and merge of parts (a mixin of Index)."""
 
@@ -37,13 +40,17 @@ class IndexParts:
             "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
         }
 
-    def merge_part(self, source, part: dict) -> None:
-        """Append a part of `source` indexed in another process, in file order."""
+    def merge_part(self, source, part: dict, pause=lambda: None) -> None:
+        """Append a part of `source` indexed in another process, in file order. `pause()` is
+        called between nodes now and then: it returns when this thread may go on (a key pressed
+        in the explorer comes first)."""
         with self.lock:
             context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
             late: list[tuple[int, str, str]] = []  # what only the whole file tells
             base = source.absorb_part(part["file"], context_map, late)
-            for later in part["nodes"]:
+            for i, later in enumerate(part["nodes"]):
+                if i % PAUSE_EVERY == PAUSE_EVERY - 1:
+                    pause()
                 self._merge_node(self._node(later.group, later.cid, True, source), later, source, base, late)
             for later in part["outside"]:
                 self._merge_node(self._outside_node(later.group, source), later, source, base, late)

@@ -112,7 +112,10 @@ _FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>
 def is_library_path(path: str) -> bool:
     """Python's standard library, an installed package, or frozen/generated code: not the user's."""
     return "/site-packages/" in path or "/dist-packages/" in path or path.startswith("<") or \
-        bool(re.search(r"/lib/python3\.\d+/(?!site-packages)", path))
+        bool(_STANDARD_LIBRARY.search(path))
+
+
+_STANDARD_LIBRARY = re.compile(r"/lib/python3\.\d+/(?!site-packages)")
 
 
 _GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")

@@ -16,6 +16,23 @@ HAS_PAYLOAD = b'"has_payload": "'
 # An envelope's start, found inside a bad line: a record glued after a torn write or NUL bytes.
 ENVELOPE_START = re.compile(rb"V\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^\n\]]*\] \{")
 ENVELOPE_LINE_MAX = 64 << 20  # a metadata line read whole (a 30,000-frame stack is a few MiB)
+_MEMCHR_TRIES = 8  # "V"s tried one by one before the regular expression takes over
+
+
+def glued_envelope(data: bytes, start: int, end: int) -> re.Match | None:
+    """`ENVELOPE_START.search(data, start, end)`: an envelope's start inside a line (a record glued
+    on). Every envelope starts with "V", which JSON rarely holds: memchr to each "V" and a match
+    there beat the search across a long line (a 39 KB compilation_metrics line: 1 µs against
+    11 µs, and 25 µs for the `] {` it looked for before). A line of many "V"s goes to the search
+    after a few."""
+    at = data.find(b"V", start, end)
+    for _ in range(_MEMCHR_TRIES):
+        if at < 0:
+            return None
+        if found := ENVELOPE_START.match(data, at, end):
+            return found
+        at = data.find(b"V", at + 1, end)
+    return None if at < 0 else ENVELOPE_START.search(data, at, end)
 
 
 @dataclass(slots=True)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from array import array
 from typing import Protocol
 
-from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine
+from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
 from tlview.source.payload import decode_file_region
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
@@ -235,10 +235,11 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         ctx = None
         # A whole envelope ends with "}"; a torn one (the writer died) goes to the JSON parser,
         # which says what is wrong with it.
-        # (torch writes has_payload last: anything after it, or a second `] {`, is another record
-        # glued on, which the JSON parser finds)
-        if (t >= 0 and data[eol - 1] in _CLOSING and (h < 0 or h >= eol - 51)
-                and data.find(b"] {", k1, eol) < 0):
+        # (torch writes has_payload last: anything after it, or a second envelope, is another
+        # record glued on, which the JSON parser finds)
+        glued = glued_envelope(data, j + 2, eol)
+        glued_after_kind = glued if glued is None or glued.start() >= k1 else glued_envelope(data, k1, eol)
+        if t >= 0 and data[eol - 1] in _CLOSING and (h < 0 or h >= eol - 51) and glued_after_kind is None:
             tail = data[t + 3:end]
             ctx = self._tail_cache.get(tail)
             if ctx is None:
@@ -267,7 +268,6 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
             # A record glued after this one: parse up to it, not the whole line (a line of n
             # records would otherwise be parsed n times: quadratic). If that part is not JSON
             # alone (an envelope's text inside a string), the whole line is parsed, as before.
-            glued = ENVELOPE_START.search(data, j + 2, eol) if data.find(b"] {", j + 3, eol) >= 0 else None
             meta = None
             if glued is None or loads_metadata(data[j + 2:glued.start()], cut_configs)[0] is None:
                 meta, error = loads_metadata(data[j + 2:eol], cut_configs, j + 2 - p)

@@ -17,6 +17,7 @@ from tlview.model.indexing import CHUNK, Indexer
 from tlview.model.live import LiveIndex
 from tlview.model.search import search_payloads
 from tlview.source.discover import find_logs
+from tlview.ui.keys_first import step_back
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, IndexReplaced, JobEnded, PayloadMatches
 
 SEARCH_REPORT = 0.25  # seconds between two reports of a payload search
@@ -26,7 +27,7 @@ def report_growth(app: App, index: Index, total: int | None = None) -> None:
     """Tell the app the index grew. What changed is judged first, here in the indexing thread:
     the records hold still between two reads, and the UI thread finds the verdicts done (at
     10,000 compile ids, 1 s of its time while it filled the tree)."""
-    index.judge_changed()
+    index.judge_changed(pause=lambda: step_back(app))
     app.post_message(IndexGrew(index.bytes_read, index.bytes_total if total is None else total))
 
 
@@ -45,7 +46,7 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
     Indexer(index, use_fork=False, use_pool=True, progress=progress,
             cancelled=lambda: worker.is_cancelled, freeze=True, defer=app.keys_first).run()
     if not worker.is_cancelled:
-        index.judge_changed()
+        index.judge_changed(pause=lambda: step_back(app))
         app.post_message(IndexFinished())
 
 
