@@ -16,10 +16,71 @@ from tlview.model.reasons import GraphBreak, RecompileReason
 
 
 @dataclass(frozen=True, slots=True)
+class Guarded:
+    """What the failed guard of a recompile read: where the value lives, its name and its type,
+    and the hint PyTorch wrote beside it. The fix depends on it: a module's int attribute, a
+    global, a value carried over a graph break and an argument each have another remedy."""
+
+    source: str  # one of GUARD_SOURCES
+    name: str | None = None  # `self.temperature`, `SCALE`, `n`, `x`, `___stack0`
+    value_type: str | None = None  # int, float, bool, str, None: the literal the guard compares with
+    hint: str | None = None  # PyTorch's HINT beside the guard
+    dim: int | None = None  # an input tensor's dim that changed (`size mismatch at index 1`)
+
+
+@dataclass(frozen=True, slots=True)
+class LoggingCall:
+    """A print or logging call that broke the graph, with what the break message tells of it."""
+
+    function: str  # `print`, `logging.warning`
+    argument_types: tuple[str, ...] | None = None  # as Dynamo names them: ('str', 'tuple')
+    has_kwargs: bool | None = None
+
+    @property
+    def reorderable(self) -> bool | None:
+        """Whether torch can move the call after the graph (reorderable_logging_functions): only
+        for calls with no keyword arguments whose arguments are tensors, constants or strings
+        (torch 2.15, variables/misc.py). None: the message did not say."""
+        if self.argument_types is None:
+            return None
+        return not self.has_kwargs and all(t in _REORDERABLE_TYPES for t in self.argument_types)
+
+    @property
+    def unreorderable_arguments(self) -> str:
+        """What keeps it from being reordered: `a tuple`, `keyword arguments`."""
+        kinds = [f"a {t}" for t in dict.fromkeys(self.argument_types or ()) if t not in _REORDERABLE_TYPES]
+        return " and ".join(kinds + (["keyword arguments"] if self.has_kwargs else [])) or "other arguments"
+
+
+_REORDERABLE_TYPES = frozenset({"str", "int", "float", "bool", "NoneType", "complex", "Tensor",
+                                "torch.Tensor", "Parameter", "torch.nn.Parameter"})
+
+
+@dataclass(frozen=True, slots=True)
+class SkippedCall:
+    """A call Dynamo would not trace: a function someone wrapped in torch.compiler.disable, or a
+    C function (a builtin or an extension's)."""
+
+    function: str | None  # `smooth`, `posix.getpid`, `zlib.crc32`
+    disabled: bool  # wrapped with torch.compiler.disable / torch._dynamo.disable
+
+
+_SKIPPED_FUNCTION = re.compile(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
+
+
+def _skipped_call(gb: GraphBreak) -> SkippedCall:
+    text = " ".join(filter(None, [gb.detail, gb.explanation]))
+    m = _SKIPPED_FUNCTION.search(text)
+    name = (m.group("fn") or m.group("builtin")) if m else None
+    return SkippedCall(name, "disable" in (gb.detail or "") or "wrapped with `torch.compiler.disable`" in text)
+
+
+@dataclass(frozen=True, slots=True)
 class Cause:
     cause: str  # the class
     why: str  # one line, in the user's terms
     subject: str | None = None  # what the fix names: the logging call, the custom op
+    facts: Guarded | LoggingCall | SkippedCall | None = None  # what the fix is chosen from (diagnose/classify.py)
 
 
 def any_of(patterns: list[str]) -> re.Pattern:
@@ -67,8 +128,54 @@ _TENSOR_NAME = re.compile(r"tensor '([^']+)'")
 _EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
 
+# Where the value a guard reads lives, from the guard's start (torch 2.13-2.15 write `n`, older
+# ones `L['n']`); the first that matches wins.
+GUARD_SOURCES = (
+    ("input_tensor", re.compile(r"^tensor '(?P<name>[^']+)'")),
+    ("global_state", re.compile(r"GLOBAL_STATE|___check_global_state|\bgrad_mode\b|\bautocast")),
+    ("stack_value", re.compile(r"^(?P<name>___stack\d+)\b")),
+    ("closure", re.compile(r"^(?P<name>\S*__closure__\S*)")),
+    ("global", re.compile(r"^G\['(?P<name>[^']+)'\]")),
+    ("local", re.compile(r"^(?P<name>L\['\w+'\])\s*(?:==|!=|is\b)")),
+    ("module_attribute", re.compile(r"^(?P<name>(?:L\['self'\]|self)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
+    ("attribute", re.compile(r"^(?P<name>(?:L\['\w+'\]|\w+)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
+    ("local", re.compile(r"^(?P<name>L\['\w+'\]|\w+)\s*(?:==|!=|is\b)")),
+)
+_LITERAL = re.compile(r"(?:==|!=|\bis(?: not)?)\s*(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
+_LOCAL_NAME = re.compile(r"L\['(\w+)'\]")
+_AT_INDEX = re.compile(r"\bat index (\d+)")
+
+
+def guarded(guard: str, hint: str | None = None) -> Guarded:
+    """What a failed guard (`self.temperature == 1`, `G['SCALE'] == 2`, `___stack0 == 1.5`) read."""
+    for source, pattern in GUARD_SOURCES:
+        if m := pattern.search(guard):
+            name = m.groupdict().get("name")
+            break
+    else:
+        source, name = "other", None
+    if name:
+        name = _LOCAL_NAME.sub(r"\1", name)
+    literal = _LITERAL.search(guard)
+    value = literal.group("value") if literal else None
+    if value is None:
+        value_type = None
+    elif value in ("True", "False"):
+        value_type = "bool"
+    elif value == "None":
+        value_type = "None"
+    elif value.startswith("'"):
+        value_type = "str"
+    else:
+        value_type = "float" if "." in value or "e" in value else "int"
+    dim = _AT_INDEX.search(guard) if source == "input_tensor" else None
+    return Guarded(source, name, value_type, hint, int(dim.group(1)) if dim else None)
+
+
 def recompile_cause(reason: RecompileReason) -> Cause:
-    return _guard_cause(reason.guard.strip())
+    guard = reason.guard.strip()
+    cause = _guard_cause(guard)
+    return Cause(cause.cause, cause.why, facts=guarded(guard, reason.hint))
 
 
 @lru_cache(maxsize=4096)  # a long job fails the same few guards over and over
@@ -120,7 +227,7 @@ _BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's l
     ("skipped_or_c_function",
      [r"marked as skipped", r"should not be traced", r"skipfiles", r"Python builtin \(e\.g\.",
       r"C/C\+\+ Python extension", r"pybind", r"cannot trace.*(?:C function|builtin)",
-      r"torch\._dynamo\.disable"],
+      r"torch\._dynamo\.disable", r"torch\.compiler\.disable"],
      "a function Dynamo skips or cannot trace (a C function or a skipped module)"),
     ("unsupported_construct",
      [r"tp_iternext", r"generator", r"Unsupported method call", r"Unsupported function call",
@@ -137,8 +244,24 @@ def break_cause(gb: GraphBreak) -> Cause:
     # user's own line tells what was called (a break inside `logging` happens in the library).
     frame = gb.user_frame()
     text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation, gb.location, frame and frame[1]]))
-    return _break_text_cause(text, f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else "",
-                             gb.detail or gb.reason)
+    cause = _break_text_cause(text, f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else "",
+                              gb.detail or gb.reason)
+    if cause.cause == "print_or_logging":
+        return Cause(cause.cause, cause.why, cause.subject, _logging_call(cause.subject, gb.explanation))
+    if cause.cause == "skipped_or_c_function":
+        return Cause(cause.cause, cause.why, cause.subject, _skipped_call(gb))
+    return cause
+
+
+_CALL_ARGUMENTS = re.compile(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] \(has_kwargs (?P<kw>True|False)\)")
+
+
+def _logging_call(subject: str | None, explanation: str | None) -> LoggingCall:
+    """The call that broke the graph: the logging call the user's line made, else the builtin the
+    message names (`print`), with its argument types where the message gives them."""
+    m = _CALL_ARGUMENTS.search(explanation or "")
+    types = tuple(t.strip().strip("'\"") for t in m.group("types").split(",") if t.strip()) if m else None
+    return LoggingCall(subject or (m.group("fn") if m else "print"), types, m.group("kw") == "True" if m else None)
 
 
 @lru_cache(maxsize=4096)  # the same break is logged at every recompile of its frame

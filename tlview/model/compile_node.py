@@ -254,6 +254,7 @@ class Compile:
         return (self.revision, entry.compile.revision if own[1] else -1)
 
     _may_be_export: tuple | None = field(default=None, repr=False)
+    settings_read: tuple | None = field(default=None, repr=False)  # (revision, settings.py's CompileSettings)
 
     def export_entry(self) -> CompileNode | None:
         return self.exports.get(self.group) if self.exports is not None else None

@@ -17,6 +17,7 @@ from tlview.model.kinds import Record, Role
 from tlview.model.reasons import (
     RECOMPILE_LIMIT,
     Failure,
+    compiled_frame_in,
     failure_in,
     is_graph_break_message,
     is_recompile_limit_message,
@@ -24,6 +25,8 @@ from tlview.model.reasons import (
     parse_recompile_reasons,
     wont_convert,
 )
+
+from tlview.source.text_log import TORCH_EXCEPTIONS
 
 if TYPE_CHECKING:
     from tlview.model.index import Index
@@ -333,17 +336,19 @@ def on_text_error(index: "Index", record: Record) -> None:
         node.text.failure = failure_in(record.text.lines)
 
 
-_TORCH_EXCEPTION = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch.fx.experimental.symbolic_shapes.")
-
-
 def on_plain_text(index: "Index", record: Record) -> None:
     """Lines with no log prefix: user prints, warnings, and the traceback of a job that died. A
-    torch compile exception there failed the compile under way (told only of a one-process log)."""
+    torch compile exception there failed the compile under way (told only of a one-process log);
+    with no compile told before it, the compile its "from user code:" frame names (a new frame id)."""
     lines = record.text.lines
-    if not any(line.startswith(_TORCH_EXCEPTION) for line in lines) or len(record.source.pids) > 1:
+    if not any(line.startswith(TORCH_EXCEPTIONS) for line in lines) or len(record.source.pids) > 1:
         return
     failure = failure_in(lines)
+    if failure is None:
+        return
     node = index.latest_node()
-    if failure is not None and node is not None:
+    if node is None and (frame := compiled_frame_in(lines)) is not None:
+        node = index.infer_compile(_group(record), *frame, record.source)
+    if node is not None:
         record.node = node
         node.text.failure = failure

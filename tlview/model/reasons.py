@@ -35,6 +35,15 @@ class RecompileReason:
         """The failed guard alone: the summary without the compile-id prefix."""
         return reason_summary(self.body)
 
+    @property
+    def hint(self) -> str | None:
+        """PyTorch's own advice, written after the guard (`... in forward (HINT: ...)`)."""
+        m = _HINT.search(self.text.split("\n", 1)[0])
+        return m.group(1).strip() if m else None
+
+
+_HINT = re.compile(r"\(HINT: (.*)\)\s*$")
+
 
 def reason_summary(text: str) -> str:
     return text.split("\n", 1)[0].split("  #", 1)[0].rstrip()
@@ -216,6 +225,20 @@ def failure_in(lines: list[str]) -> Failure | None:
             message.append(follow)
         found = Failure(m.group("type"), "\n".join(message).strip("\n").rstrip())
     return found
+
+
+_USER_CODE_FRAME = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+
+
+def compiled_frame_in(lines: list[str]) -> tuple[str, str] | None:
+    """(function, file:line) of the frame a torch.compile exception names under "from user code:"
+    (the function being compiled, and the line it failed at), or None."""
+    for i, line in enumerate(lines):
+        if line.strip() == "from user code:" and i + 1 < len(lines):
+            m = _USER_CODE_FRAME.match(lines[i + 1])
+            if m:
+                return m.group("fn"), f"{m.group('path')}:{m.group('line')}"
+    return None
 
 
 def failure_of_traceback(text: str) -> Failure:

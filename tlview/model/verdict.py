@@ -73,6 +73,7 @@ class CompileProblem:
     logged: bool = True  # False: implied by what was logged (an id, an attempt), not told
     follows: "CompileProblem | None" = None  # a restart that follows this graph break
     subject: str | None = None  # what a fix names (a logging call, a custom op)
+    facts: Any = None  # what its fix is chosen from: causes.Guarded, LoggingCall or SkippedCall
     message: str = ""  # what torch said, first line
 
     @property
@@ -129,7 +130,8 @@ def judge(compile_) -> Verdict:
 
     def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
         found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
-                               more.pop("location", None) or location, subject=cause.subject, **more)
+                               more.pop("location", None) or location, subject=cause.subject,
+                               facts=cause.facts, **more)
         problems.append(found)
         return found
 

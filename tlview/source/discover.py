@@ -15,7 +15,7 @@ import stat
 from dataclasses import dataclass
 
 from tlview.source.reader import CR_TO_LF, cr_only
-from tlview.source.text_log import LINE_RE, clean_line
+from tlview.source.text_log import LINE_RE, TORCH_EXCEPTIONS, clean_line
 from tlview.textsafe import visible_name
 
 TRACE_LINE = re.compile(rb"^V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\] \{\"")
@@ -68,20 +68,26 @@ def read_head(path: str) -> bytes:
 
 
 def sniff_bytes(head: bytes) -> str | None:
-    """TRACE, TEXT or None, from a log's first bytes."""
-    text_hits = 0
+    """TRACE, TEXT or None, from a log's first bytes. A job's stderr with no log line but the
+    traceback of a torch.compile exception (TORCH_LOGS set to categories that logged nothing
+    before the job died) is TEXT: it tells a failed compile."""
     if cr_only(head, whole=True):
         head = head.translate(CR_TO_LF)  # old Mac line ends: read as lines (reader.py)
-    for line in head.removeprefix(BOM).split(b"\n")[:200]:
+    lines = head.removeprefix(BOM).split(b"\n")
+    for line in lines[:200]:
         if not line.strip() or line[:1] == b"\t":
             continue
         if is_trace_line(line):
             return TRACE
         if LINE_RE.match(clean_line(line)):
-            text_hits += 1
-            if text_hits >= 1:
-                return TEXT
+            return TEXT
+    if b"Traceback (most recent call last)" in head and any(
+            line.startswith(_TORCH_EXCEPTIONS) for line in lines):
+        return TEXT
     return None
+
+
+_TORCH_EXCEPTIONS = tuple(prefix.encode() for prefix in TORCH_EXCEPTIONS)
 
 
 def is_trace_line(line: bytes) -> bool:

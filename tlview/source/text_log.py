@@ -30,6 +30,8 @@ LINE_RE = re.compile(
     rb" (?P<pid>\d+) (?P<path>[^:\]\n]+):(?P<lineno>\d+)\]"
     rb"(?: \[(?P<cid>(?:!\d+(?:/\d+/\d+)?|\d+/\d+)(?:_\d+)?)\])?(?: \[__(?P<artifact>\w+)\])? ?"
 )
+# The exceptions of torch.compile that end a job's traceback (the line starts with the class).
+TORCH_EXCEPTIONS = ("torch._dynamo.exc.", "torch._inductor.exc.", "torch.fx.experimental.symbolic_shapes.")
 _ANSI = re.compile(rb"\x1b\[[0-9;?]*[A-Za-z]")
 # The start of a line that may carry torch's prefix (or a terminal's or torchrun's before it);
 # any other line is a plain one.
