@@ -62,16 +62,16 @@ def _size_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     guarded = problem.facts if isinstance(problem.facts, Guarded) else Guarded("input_tensor")
     mark = f"torch._dynamo.mark_dynamic({guarded.name or 'x'}, {guarded.dim if guarded.dim is not None else 'dim'})"
     if settings.static_by_request:
-        return (f"{_static_why(settings)}, so every new size compiles again: drop dynamic=False (a size "
-                f"that changes then becomes dynamic at its first change: one recompile), or mark the dim "
+        return (f"{_static_why(settings)}, so every new size compiles again: drop dynamic=False (or that "
+                f"setting: a size that changes then becomes dynamic at its first change: one recompile), or mark the dim "
                 f"dynamic before the call: {mark}")
     return (f"mark the dim dynamic before the first call: {mark} (without it, Dynamo makes it dynamic "
             "at its first change: this recompile); if only a few sizes occur, pad or bucket the inputs")
 
 
 def _static_why(settings: CompileSettings) -> str:
-    return ("it is compiled with dynamic=False (its dynamo_config records automatic_dynamic_shapes="
-            "False)")
+    return ("it is compiled with dynamic=False, or with automatic_dynamic_shapes=False set (its "
+            "dynamo_config records automatic_dynamic_shapes=False)")
 
 
 def _python_value_fix(problem: CompileProblem, settings: CompileSettings) -> str:
@@ -82,15 +82,14 @@ def _python_value_fix(problem: CompileProblem, settings: CompileSettings) -> str
     if guarded.source == "module_attribute":
         return _module_attribute_fix(guarded, settings)
     if guarded.source in ("global", "closure"):
-        where = "global" if guarded.source == "global" else "closure variable"
-        short = name.rsplit(".", 1)[-1] if guarded.source == "global" else name
+        where, held = ("global", name) if guarded.source == "global" else ("closure variable", "the variable")
         return (f"a {where} read inside the compiled function is a constant of its graph, and no setting "
                 f"makes it dynamic (not dynamic=True either): keep it in a tensor updated in place "
-                f"({short} = torch.tensor(...) once, then {short}.fill_(new_value)), which compiles once; "
+                f"({held} = torch.tensor(...) once, then {held}.fill_(new_value)), which compiles once; "
                 "or pass it as an argument")
     if settings.static_by_request:
         return (f"{_static_why(settings)}, so every value of {name} compiles again: drop dynamic=False "
-                f"({name} then becomes dynamic at its first change: one recompile), or torch.compile("
+                f"(or that setting: {name} then becomes dynamic at its first change: one recompile), or torch.compile("
                 f"dynamic=True) to compile it dynamic from the first call")
     specialize = "specialize_float" if guarded.value_type == "float" else "specialize_int"
     if settings.value(specialize) is True:

@@ -135,14 +135,14 @@ GUARD_SOURCES = (
     ("global_state", re.compile(r"GLOBAL_STATE|___check_global_state|\bgrad_mode\b|\bautocast")),
     ("stack_value", re.compile(r"^(?P<name>___stack\d+)\b")),
     ("closure", re.compile(r"^(?P<name>\S*__closure__\S*)")),
-    ("global", re.compile(r"^G\['(?P<name>[^']+)'\]")),
+    ("global", re.compile(r"^(?P<name>G\['[^']+'\](?:\.\w+|\[['\"]\w+['\"]\])*)\s*(?:==|!=|is\b)")),
     ("local", re.compile(r"^(?P<name>L\['\w+'\])\s*(?:==|!=|is\b)")),
     ("module_attribute", re.compile(r"^(?P<name>(?:L\['self'\]|self)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
     ("attribute", re.compile(r"^(?P<name>(?:L\['\w+'\]|\w+)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
     ("local", re.compile(r"^(?P<name>L\['\w+'\]|\w+)\s*(?:==|!=|is\b)")),
 )
 _LITERAL = re.compile(r"(?:==|!=|\bis(?: not)?)\s*(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
-_LOCAL_NAME = re.compile(r"L\['(\w+)'\]")
+_LOCAL_NAME = re.compile(r"[LG]\['([^']+)'\]")
 _AT_INDEX = re.compile(r"\bat index (\d+)")
 
 
