@@ -2,74 +2,17 @@
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import sys
 
-from tlview import __version__
+from tlview.cli_args import build_parser
 from tlview.textsafe import escape_undecodable, json_bytes, visible
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # tlview's own error, or its output could not be written
 EXIT_USAGE = 2  # a bad command line, or nothing to read
 EXIT_SIGNAL = 128  # + the signal's number: 130 Ctrl+C (SIGINT), 129 SIGHUP, 143 SIGTERM
-
-EPILOG = """\
-examples:
-  tlview /tmp/tracedir                 explore a TORCH_TRACE folder (or one file, or TORCH_LOGS text)
-  tlview --follow /tmp/tracedir        follow a running job live
-  tlview --report /tmp/tracedir        print a summary and exit
-  tlview --json --filter recompiles f  one JSON document on stdout
-  tlview --compare before/ after/      what went away, what is new, what stayed (explorer)
-  tlview --compare a b --fail-on new   CI: exit 1, a line per new recompile/break/failure
-  tlview --report --markdown f         the report as markdown, to paste into an issue
-  tlview --perfetto out.json /tmp/tr   every rank's chromium events in one Chrome trace (Perfetto)
-filter words: recompiles, graph_breaks, restarts, errors, guards, dynamic, perf_hints, output_code, rank:N
-"""
-
-
-def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="tlview", description="A terminal explorer for torch.compile logs "
-        "(TORCH_TRACE folders and files, TORCH_LOGS text).", epilog=EPILOG,
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", nargs="?", help="a TORCH_TRACE folder or file, or TORCH_LOGS text ('-' for stdin with --follow)")
-    out = p.add_mutually_exclusive_group()
-    out.add_argument("--report", action="store_true", help="print a readable summary and exit")
-    out.add_argument("--json", action="store_true", help="print one JSON document and exit")
-    p.add_argument("--filter", default="", metavar="WORDS",
-                   help="keep compile ids matching any of these comma-separated words")
-    p.add_argument("--rank", type=int, default=None, help="keep one rank")
-    p.add_argument("--latest", action="store_true", help="read only the newest trace file of a folder")
-    p.add_argument("--follow", action="store_true",
-                   help="follow a running job: PATH may not exist yet; '-' reads TORCH_LOGS text from stdin")
-    p.add_argument("--poll", action="store_true",
-                   help="with --follow: poll files every second instead of waiting for file events (NFS)")
-    p.add_argument("--demo", action="store_true",
-                   help="replay a bundled real trace as if a job were running, and follow it")
-    p.add_argument("--run", action="store_true",
-                   help="--run -- COMMAND ...: run COMMAND with TORCH_TRACE (and TORCH_LOGS, captured) "
-                   "set to a new folder, and follow it; the folder is kept (everything after --run is "
-                   "the command)")
-    p.add_argument("--logs", default="recompiles,graph_breaks,perf_hints,dynamic",
-                   help="with --run: the TORCH_LOGS categories to capture (default: %(default)s)")
-    p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
-                   help="compare two runs (folders, files or TORCH_LOGS text): the recompiles, graph "
-                   "breaks and failures gone, new, and the same")
-    p.add_argument("--fail-on", default="", metavar="WORDS",
-                   help="exit 1, one line per item, when any is found: new (with --compare), "
-                   "recompiles, graph_breaks, errors (comma-separated)")
-    p.add_argument("--markdown", action="store_true",
-                   help="with --report: GitHub-flavoured markdown (to paste into an issue)")
-    p.add_argument("--perfetto", metavar="FILE",
-                   help="write the chromium events of every rank to FILE as one Chrome trace JSON "
-                   "(a process per rank), to open in Perfetto")
-    p.add_argument("--no-verify", action="store_true",
-                   help="headless: do not check every payload's md5 (faster on huge traces)")
-    p.add_argument("--version", action="version", version=f"tlview {__version__}")
-    return p
-
 
 _leave_at_once = False  # the explorer has ended: entry() ends the process without tearing it down
 
@@ -152,6 +95,12 @@ def _main(argv: list[str] | None) -> int:
         return _fail(f"--fail-on: unknown {', '.join(map(repr, unknown))}; use {', '.join(FAIL_ON)}")
     if "new" in fail_on and not args.compare:
         return _fail("--fail-on new needs --compare BEFORE AFTER")
+    if (args.redact or args.only_problems) and args.bundle is None:
+        return _fail("--redact and --only-problems go with --bundle: tlview --bundle OUT.tar.gz --redact PATH")
+    if args.bundle is not None:
+        if args.path is None or args.compare or args.follow or args.run or args.demo or args.path == "-":
+            return _fail("--bundle packs logs that are there: tlview --bundle OUT.tar.gz [--redact] PATH")
+        return _bundle(args)
     if args.perfetto is not None and (args.compare or args.follow or args.run or args.demo):
         return _fail("--perfetto writes the Chrome trace of logs that are there: tlview --perfetto FILE PATH")
     if args.compare:
@@ -199,8 +148,13 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
     from tlview.model.indexing import open_index
     from tlview.report.summary import build_summary
     from tlview.source.discover import NoLogsError
+    from tlview.source.user_source import SourceFiles, parse_roots
 
     what = "the JSON" if args.json else "the report"
+    try:
+        roots = parse_roots(args.source_root)
+    except ValueError as exc:
+        return _fail(str(exc))
     to_stdout = args.report or args.json or fail_on  # (--perfetto alone writes only its file)
     if sys.stdout is None and to_stdout:  # started with stdout closed (`>&-`): say so first
         return _cannot_write(what, "stdout is closed")
@@ -217,7 +171,7 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
             code = _perfetto(args.perfetto, args.path, index, flt.rank)
             if code != EXIT_OK or not to_stdout:
                 return code
-        summary = build_summary(index, flt)
+        summary = build_summary(index, flt, SourceFiles(roots))
 
         write = _writer(args, summary, "markdown_report", "text_report.render_report")
 
@@ -254,6 +208,44 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
         per = ", ".join(f"{label}: {n:,}" for label, n in written.events.items())
         skipped = f"; {written.skipped:,} unreadable events skipped" if written.skipped else ""
         _say(f"tlview: wrote {written.total:,} chromium events to {target} ({per}{skipped})")
+    return EXIT_OK
+
+
+def _bundle(args) -> int:
+    """Write the bundle, never into what is read; say what went into it."""
+    from tlview.model.indexing import open_index
+    from tlview.report.bundle import write_bundle
+    from tlview.report.output_file import write_file
+    from tlview.source.discover import NoLogsError
+    from tlview.source.user_source import SourceFiles, parse_roots
+
+    target = args.bundle
+    try:
+        roots = parse_roots(args.source_root)
+    except ValueError as exc:
+        return _fail(str(exc))
+    if _reads(args.path, target):
+        return _fail(NO_WRITE_HERE.format(target).replace("--perfetto", "--bundle").replace(
+            "the trace", "the bundle"))
+    try:
+        index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify)
+    except NoLogsError as exc:
+        return _fail(str(exc))
+    try:
+        if _reads(args.path, target, index):
+            return _fail(NO_WRITE_HERE.format(target).replace("--perfetto", "--bundle").replace(
+                "the trace", "the bundle"))
+        try:
+            done = write_file(target, lambda out: write_bundle(index, out, args.redact, args.only_problems,
+                                                               SourceFiles(roots)))
+        except OSError as exc:
+            return _cannot_write(f"the bundle {target}", exc.strerror or str(exc))
+    finally:
+        index.close()
+    redacted = (", redacted: " + ", ".join(f"{n} {k}" for k, n in sorted(done.replaced.items()))
+                if args.redact else "")
+    _say(f"tlview: wrote {target}: {done.trace_files} trace file(s), {done.records:,} records, "
+         f"{done.text_files} text file(s), report.md, README.md{redacted}")
     return EXIT_OK
 
 
@@ -397,7 +389,13 @@ def _tui(args, flt) -> int:
     prepare_for(found[0].path, found[0].kind)
     from tlview.ui.launch import run_app
 
-    code = run_app(args.path, flt, latest=args.latest)
+    from tlview.source.user_source import parse_roots
+
+    try:
+        roots = parse_roots(args.source_root)
+    except ValueError as exc:
+        return _fail(str(exc))
+    code = run_app(args.path, flt, latest=args.latest, source_roots=roots)
     global _leave_at_once
     _leave_at_once = True
     return code

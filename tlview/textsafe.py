@@ -35,6 +35,9 @@ def visible_name(name: str) -> str:
     return _BREAKS.sub(_visible, visible(name))
 
 
+FIX_CHARS = 2000  # a fix is shown whole (the longest is about 450 characters): it is the answer
+
+
 def one_line(text: str, limit: int = 200) -> str:
     """First line, made visible and cut to `limit` characters."""
     line = visible(text.split("\n", 1)[0].replace("\t", " "))

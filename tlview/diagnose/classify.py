@@ -28,6 +28,7 @@ class Diagnosis:
     cause: str  # the class
     why: str  # one line, in the user's terms
     fix: str
+    place: tuple[str, int] | None = None  # the user's line it is about (its source is shown)
 
     def as_dict(self) -> dict:
         return {"kind": self.kind, "cause": self.cause, "why": self.why, "fix": self.fix}
@@ -310,7 +311,7 @@ def fix_for(problem: CompileProblem) -> str:
 def diagnose(problems) -> list[Diagnosis]:
     """The problems to act on (a restart that follows a graph break is that break's), each with
     its fix."""
-    return [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p)) for p in problems if p.primary]
+    return [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p), p.source_place) for p in problems if p.primary]
 
 
 def diagnose_node(node) -> list[Diagnosis]:

@@ -147,6 +147,10 @@ class Index(IndexParts):
     def context_of(self, code: int) -> tuple[Group, CompileId | None]:
         return self._contexts[code]
 
+    def node_of_record(self, source: TraceFile, rec: int) -> CompileNode | None:
+        """The compile id a trace record belongs to (None: it has none)."""
+        return self._context_nodes[source.contexts[rec]]
+
     def on_record(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
         record = self._trace_record(source, rec, kind, ctx, meta)
         if record.kind.reads is Reads.PAYLOAD:

@@ -147,3 +147,35 @@ def phase_legend(title: str) -> Text:
         legend.append("█ ", style=style)
         legend.append(f"{phase}  ", style="dim")
     return legend
+
+
+MARK = "▶"  # the problem's own line among the user's source lines
+
+
+def source_lines(source: dict) -> list[tuple[str, bool]]:
+    """The user's lines at a problem (summary.py's `source`), numbered, the problem's marked:
+    (`▶ 19 │     print(...)`, marked) each. The source's own text, made visible."""
+    width = len(str(source["lines"][-1]["number"])) if source["lines"] else 1
+    return [(f"{MARK if line['marked'] else ' '} {line['number']:>{width}} │ {visible(line['text'].rstrip())}",
+             line["marked"]) for line in source["lines"]]
+
+
+def missing_sources_line(missing: list[dict]) -> str | None:
+    """Said once: the user's files not found here, and the flag that finds them."""
+    if not missing:
+        return None
+    paths = [m["path"] for m in missing]
+    folder = paths[0].rsplit("/", 1)[0] if "/" in paths[0] else paths[0]
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    return (f"source lines: {visible(paths[0])}{more} not read here ({missing[0]['why']}); "
+            f"--source-root {visible(folder)}=WHERE_IT_IS_HERE reads them from a copy")
+
+
+def source_block(source: dict, indent: str = "    ") -> Text:
+    """The user's lines at a problem, as the panes show them: where, then the lines, the
+    problem's own in bold."""
+    text = Text(f"{indent}at {visible(source['path'])}:{source['line']}\n", style="dim")
+    for line, marked in source_lines(source):
+        text.append(f"{indent}{line}\n", style="bold" if marked else "dim")
+    text.rstrip()
+    return text

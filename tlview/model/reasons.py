@@ -35,6 +35,19 @@ class RecompileReason:
         """The failed guard alone: the summary without the compile-id prefix."""
         return reason_summary(self.body)
 
+    def user_frame(self) -> tuple[str, int] | None:
+        """(file, line) of the user's line the guard came from: the innermost frame of its "User
+        stack trace" (torch 2.14 and newer), else the place its comment names (`# code  #
+        path:line in fn`, the path cut at its start)."""
+        lines = self.text.split("\n")
+        found = None
+        for line in lines[1:]:
+            if (m := _FRAME.match(line)) and not is_library_path(m.group("path")):
+                found = (m.group("path"), int(m.group("line")))
+        if found is None and (m := _GUARD_PLACE.search(lines[0])):
+            found = (m.group("path"), int(m.group("line")))
+        return found
+
     @property
     def hint(self) -> str | None:
         """PyTorch's own advice, written after the guard (`... in forward (HINT: ...)`)."""
@@ -43,6 +56,7 @@ class RecompileReason:
 
 
 _HINT = re.compile(r"\(HINT: (.*)\)\s*$")
+_GUARD_PLACE = re.compile(r"#[^#]*#\s*(?P<path>\S+\.py):(?P<line>\d+) in \S+")
 
 
 def reason_summary(text: str) -> str:

@@ -32,7 +32,7 @@ from tlview.model.causes import (
     restart_cause,
 )
 from tlview.model.kinds import Role
-from tlview.model.places import resumed, user_function
+from tlview.model.places import resumed, split_place, user_function
 from tlview.model.reasons import Failure, failure_of_traceback
 from tlview.model.status import Status
 
@@ -79,6 +79,19 @@ class CompileProblem:
     @property
     def compile_id(self) -> str:
         return self.node.id
+
+    @property
+    def source_place(self) -> tuple[str, int] | None:
+        """(file, line) of the user's line this problem is about: the line a recompile's failed
+        guard came from (its path completed from the compile's place when torch cut it short),
+        else the problem's place."""
+        file, line = split_place(self.location)
+        frame = self.evidence.user_frame() if self.kind is Kind.RECOMPILE and self.logged else None
+        if frame is not None:
+            if not frame[0].startswith("/") and file.endswith(frame[0]):
+                frame = (file, frame[1])
+            return frame
+        return (file, line) if file and line else None
 
     @property
     def primary(self) -> bool:

@@ -8,7 +8,7 @@ from rich.text import Text
 
 from tlview.model.look import short_path
 from tlview.model.verdict import Kind
-from tlview.textsafe import one_line, visible_data, visible_name
+from tlview.textsafe import FIX_CHARS, one_line, visible_data, visible_name
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
 
@@ -41,7 +41,7 @@ def render_compare(comparison: dict, console: Console) -> None:
             line.append(f"  before {p['count_before']}, after {p['count_after']}", style="dim")
             console.print(line)
             console.print(Text(f"    why: {one_line(p['why'], 300)}"))
-            console.print(Text(f"    fix: {one_line(p['fix'], 300)}", style="dim"))
+            console.print(Text(f"    fix: {one_line(p['fix'], FIX_CHARS)}", style="dim"))
             ids = [f"before {', '.join(p['compile_ids_before'])}" if p["compile_ids_before"] else "",
                    f"after {', '.join(p['compile_ids_after'])}" if p["compile_ids_after"] else ""]
             console.print(Text("    compile ids: " + "; ".join(filter(None, ids)), style="dim"))

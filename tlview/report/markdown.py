@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 
 from tlview.diagnose.caches import outcome_words
-from tlview.model.look import ref, short_path, totals_line
+from tlview.model.look import missing_sources_line, ref, short_path, totals_line
 from tlview.model.verdict import Kind
 from tlview.textsafe import one_line, visible_data, visible_name
 
@@ -58,9 +58,20 @@ def markdown_report(summary: dict) -> str:
             if p["exception"]:
                 out += [f"**Exception:** {code(p['exception'])}", ""]
             out += [f"**Why:** {prose(p['why'])}", "", f"**Fix:** {prose(p['fix'])}", ""]
+            if p.get("source"):
+                out += _source_block(p["source"])
             if kind is Kind.FAILURE and (p["fail_reason"] or p["message"]):
                 out += [fence(p["fail_reason"] or p["message"]), ""]
+    if said := missing_sources_line(summary.get("source_missing", [])):
+        out += [prose(said), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _source_block(source: dict) -> list[str]:
+    """The user's lines at a problem as a python block; the problem's line marked by a comment."""
+    lines = [f"# {short_path(visible_name(source['path']))}, line {source['line']}"]
+    lines += [line["text"].rstrip() + ("  # <-- here" if line["marked"] else "") for line in source["lines"]]
+    return [fence("\n".join(lines), "python"), ""]
 
 
 def _caches(caches: dict | None, cid) -> list[str]:
@@ -128,6 +139,6 @@ def code(text) -> str:
     return f"{ticks}{pad}{text}{pad}{ticks}"
 
 
-def fence(text: str) -> str:
+def fence(text: str, language: str = "") -> str:
     ticks = "`" * max(3, max((len(m) for m in _TICKS.findall(text)), default=0) + 1)
-    return f"{ticks}\n{text.rstrip()}\n{ticks}"
+    return f"{ticks}{language}\n{text.rstrip()}\n{ticks}"

@@ -21,9 +21,11 @@ from tlview.model.totals import totals as index_totals
 from tlview.model.places import user_function
 from tlview.model.verdict import Kind, place_of
 from tlview.source.trace_file import TraceFile
+from tlview.source.user_source import SourceFiles
 
 
-def build_summary(index: Index, flt: Filter | None = None) -> dict:
+def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles | None = None) -> dict:
+    """`sources`: the user's files, for the lines at each problem (none read without it)."""
     flt = flt or Filter()
     rank = flt.rank if flt.rank is not None else ...
     nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
@@ -37,8 +39,8 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "filter": flt.describe() or None,
         "totals": totals,
         "run_totals": asdict(index_totals(index, rank)) if flt.active else totals,
-        "compiles": [compile_entry(index, n) for n in nodes],
-        "outside_compiles": [outside_entry(n) for n in index.outside.values()
+        "compiles": [compile_entry(index, n, sources) for n in nodes],
+        "outside_compiles": [outside_entry(n, sources) for n in index.outside.values()
                              if (n.outside_items() or n.compile.verdict.problems)
                              and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
         "graph_break_summary": graph_break_summary(nodes),
@@ -48,12 +50,13 @@ def build_summary(index: Index, flt: Filter | None = None) -> dict:
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),
         "problems": [_problem(p) for p in index.problems],
+        "source_missing": _missing(sources),
         "notes": list(index.notes),
         "unknown_record_kinds": dict(index.unknown_kinds),
     }
 
 
-def compile_entry(index: Index, node: CompileNode) -> dict:
+def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None = None) -> dict:
     """One compile id. Its problems are its part of its compile's verdict (the problems whose
     record is in this attempt); `status` is the compile's."""
     compile_ = node.compile
@@ -89,10 +92,27 @@ def compile_entry(index: Index, node: CompileNode) -> dict:
         "compile_time_s": metrics.get("entire_frame_compile_time_s"),
         "dynamic": [{"kind": d.kind, "summary": d.summary} for d in node.dynamic],
         "perf_hints": list(node.perf_hints),
-        "verdict": [problem_entry(p) for p in mine],
-        "diagnosis": [d.as_dict() for d in diagnose_node(node)],
+        "verdict": [problem_entry(p, sources) for p in mine],
+        "diagnosis": [diagnosis_entry(d, sources) for d in diagnose_node(node)],
         "problems": [_problem(p) for p in node.problems],
     }
+
+
+def diagnosis_entry(diagnosis, sources: SourceFiles | None) -> dict:
+    """A diagnosis, with the user's lines at its place (`source`: None where not read)."""
+    return {**diagnosis.as_dict(), "source": _source_lines(diagnosis.place, sources)}
+
+
+def _source_lines(place: tuple[str, int] | None, sources: SourceFiles | None) -> dict | None:
+    excerpt = sources.excerpt(*place) if sources is not None and place else None
+    return excerpt.as_dict() if excerpt is not None else None
+
+
+def _missing(sources: SourceFiles | None) -> list[dict]:
+    """The user's files a problem's lines were not read from, once each, and why."""
+    if sources is None:
+        return []
+    return [{"path": path, "why": why} for path, why in sources.missing.items()]
 
 
 def _graph_break(problem) -> dict:
@@ -104,7 +124,7 @@ def _graph_break(problem) -> dict:
             "explanation": gb.explanation, "hints": gb.hints, "logged": True, "cause": problem.cause}
 
 
-def problem_entry(problem) -> dict:
+def problem_entry(problem, sources: SourceFiles | None = None) -> dict:
     """A problem of the verdict as --json gives it (and --report, markdown and --fail-on read)."""
     return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
             "fix": fix_for(problem), "compile_id": problem.compile_id,
@@ -117,10 +137,11 @@ def problem_entry(problem) -> dict:
             "exception": problem.evidence.fail_type if problem.kind is Kind.FAILURE else None,
             "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
             # the records it is read from: record numbers in the compile id's own log
-            "evidence": [rec for src, rec in problem.records if src is not None]}
+            "evidence": [rec for src, rec in problem.records if src is not None],
+            "source": _source_lines(problem.source_place, sources)}
 
 
-def outside_entry(node: CompileNode) -> dict:
+def outside_entry(node: CompileNode, sources: SourceFiles | None = None) -> dict:
     """A rank's or process's records of no compile id (torch.export's): what there is, and its
     verdict (a failed export)."""
     kinds = Counter([a.name for a in node.artifacts if a.kind.role.value not in ("dynamic", "version", "string")]
@@ -130,8 +151,8 @@ def outside_entry(node: CompileNode) -> dict:
             "source": node.source.name if node.source is not None else None,
             "status": verdict.status.word,
             "records": dict(kinds.most_common()), "artifacts": node.artifact_names(),
-            "verdict": [problem_entry(p) for p in verdict.problems],
-            "diagnosis": [d.as_dict() for d in diagnose(verdict.problems)]}
+            "verdict": [problem_entry(p, sources) for p in verdict.problems],
+            "diagnosis": [diagnosis_entry(d, sources) for d in diagnose(verdict.problems)]}
 
 
 def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:

@@ -11,11 +11,24 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import CAUSE_STYLE, counted, totals_line, phase_legend, ref, seconds, short_path, status_text, timeline_bar, whose
+from tlview.model.look import (
+    CAUSE_STYLE,
+    counted,
+    missing_sources_line,
+    phase_legend,
+    ref,
+    seconds,
+    short_path,
+    source_lines,
+    status_text,
+    timeline_bar,
+    totals_line,
+    whose,
+)
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
-from tlview.textsafe import one_line, visible, visible_data, visible_name
+from tlview.textsafe import FIX_CHARS, one_line, visible, visible_data, visible_name
 
 
 def _rstripped(text: Text) -> Text:
@@ -115,7 +128,13 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"{d['kind']} · {d['cause']}: ", style=CAUSE_STYLE.get(d["kind"], ""))
             line.append(one_line(d["why"], 160))
             console.print(line)
-            console.print(Text(f"      fix: {one_line(d['fix'], 200)}", style="dim"))
+            console.print(Text(f"      fix: {one_line(d['fix'], FIX_CHARS)}", style="dim"))
+            if d.get("source"):
+                console.print(Text(f"      at {visible_name(d['source']['path'])}:{d['source']['line']}", style="dim"))
+                for text, marked in source_lines(d["source"]):
+                    console.print(Text(f"      {text}", style="bold" if marked else "dim"))
+        if said := missing_sources_line(summary.get("source_missing", [])):
+            console.print(Text(f"  {said}", style="yellow"))
 
     run = summary["run_summary"]
     if run["recompiling_frames"] or run["graph_breaks"]:

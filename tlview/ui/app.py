@@ -27,6 +27,7 @@ from tlview.model.index import Index
 from tlview.model.live import LiveEvents, LiveIndex
 from tlview.model.totals import RunningTotals
 from tlview.model.tree import TreeEntry, TreeModel
+from tlview.source.user_source import SourceFiles
 from tlview.textsafe import one_line
 from tlview.ui import workers
 from tlview.ui.actions import PayloadActions
@@ -82,8 +83,10 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
                  poll: bool = False, kind: str | None = None, job=None, input_ended=None,
-                 name: str | None = None, private_path: bool = False, nothing_came=None) -> None:
+                 name: str | None = None, private_path: bool = False, nothing_came=None,
+                 source_roots=()) -> None:
         super().__init__()
+        self.sources = SourceFiles(list(source_roots))  # the user's files, for their lines at each problem
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer
             # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
@@ -263,7 +266,7 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
             self.detail.show(selection)
 
     def _selection(self, entry: TreeEntry | None) -> Selection:
-        return Selection(self.index, entry, self.flt.rank if self.flt.rank is not None else ...)
+        return Selection(self.index, entry, self.flt.rank if self.flt.rank is not None else ..., self.sources)
 
     # ---- selection and moving ------------------------------------------------------------------
 

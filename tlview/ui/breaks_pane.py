@@ -7,13 +7,14 @@ from rich.text import Text
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
+from tlview.model.look import source_block
 from tlview.model.tree import TreeEntry
 from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
 
-def breaks_view(entry: TreeEntry) -> Group:
+def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
     """The verdict's graph breaks: of the compiles below a frame or rank, of a compile, or of one
     attempt; those implied by a restart (not logged) are said so."""
     compiles = [c.compile for c in entry.compiles_below()] if entry.node is None else [entry.compile]
@@ -24,7 +25,7 @@ def breaks_view(entry: TreeEntry) -> Group:
     for problem in problems:
         if problem.kind is Kind.GRAPH_BREAK and problem.logged:
             gb = problem.evidence
-            groups.setdefault((gb.location, gb.reason, gb.detail), []).append((problem.node, gb))
+            groups.setdefault((gb.location, gb.reason, gb.detail), []).append((problem, gb))
         elif problem.kind is Kind.GRAPH_BREAK:
             implied.append(problem)
     restarts = [p for p in problems if p.kind is Kind.RESTART]
@@ -36,10 +37,10 @@ def breaks_view(entry: TreeEntry) -> Group:
         title.append(f"[{problem.compile_id}]", style="dim")
         parts += [title, Text("  " + visible(problem.why)), Text("")]
     for (location, reason, detail), items in groups.items():
-        node, gb = items[0]
+        problem, gb = items[0]
         title = Text(f"×{len(items)} ", style="bold yellow")
         title.append(visible(location or "?"), style="bold")
-        title.append("   " + ", ".join(f"[{n.id}]" for n, _ in items), style="dim")
+        title.append("   " + ", ".join(f"[{p.compile_id}]" for p, _ in items), style="dim")
         parts.append(title)
         parts.append(Text("  " + visible(reason + (f" {detail}" if detail else ""))))
         if gb.explanation:
@@ -50,6 +51,9 @@ def breaks_view(entry: TreeEntry) -> Group:
             parts.append(Text("  " + visible(gb.url), style="dim underline"))
         if gb.user_stack:
             parts.append(Text("\n".join("    " + visible(s) for s in gb.user_stack[-6:]), style="dim"))
+        excerpt = selection.excerpt(problem.source_place) if selection is not None else None
+        if excerpt is not None:
+            parts.append(source_block(excerpt.as_dict()))
         parts.append(Text(""))
     if restarts:
         parts.append(Text(Kind.RESTART.count(len(restarts)) + ": " + ", ".join(
@@ -63,7 +67,7 @@ class BreaksPane(Pane, VerticalScroll):
 
     def show(self, selection: Selection) -> None:
         body = self.query_one("#breaks-body", Static)
-        body.update(breaks_view(selection.entry) if selection.entry is not None else Text(""))
+        body.update(breaks_view(selection.entry, selection) if selection.entry is not None else Text(""))
 
     def copy_text(self) -> str:
         return plain_text(self.query_one("#breaks-body", Static).content)

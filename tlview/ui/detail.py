@@ -6,6 +6,7 @@ from textual import on
 from textual.containers import Vertical
 from textual.widgets import TabbedContent, TabPane, Tabs
 
+from tlview.model.look import missing_sources_line
 from tlview.ui.breaks_pane import BreaksPane
 from tlview.ui.diff_pane import DiffPane
 from tlview.ui.dynamic_pane import DynamicPane
@@ -96,6 +97,17 @@ class DetailPane(Vertical):
             return
         self._shown[tab_id] = self.selection
         self.pane(tab_id).show(self.selection)
+        self._tell_missing_source()
+
+    _told_missing_source = False
+
+    def _tell_missing_source(self) -> None:
+        """Once: the user's files whose lines a pane wanted are not here, and the flag for it."""
+        sources = self.selection.sources
+        if not self._told_missing_source and sources is not None and (said := missing_sources_line(
+                [{"path": p, "why": w} for p, w in sources.missing.items()])):
+            self._told_missing_source = True
+            self.app.notify(said, title="source", timeout=8, markup=False)
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:

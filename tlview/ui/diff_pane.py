@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from tlview.diagnose.diff import diff_lines, recompile_diff, wrap_prose
+from tlview.model.look import source_lines
 from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
@@ -26,7 +27,11 @@ def diff_text(selection: Selection, width: int = UNKNOWN_WIDTH) -> str:
     if diff.against is None:
         message = f"[{node.id}] recompiled, but the compile whose guard failed is not in these logs."
         return "\n".join(wrap_prose(message, width))
-    return "\n".join(diff_lines(diff, width))
+    lines = diff_lines(diff, width)
+    excerpt = selection.excerpt(recompile.source_place)
+    if excerpt is not None:  # the user's line the failed guard came from
+        lines += ["", f"# {excerpt.path}:{excerpt.line}", *(text for text, _ in source_lines(excerpt.as_dict()))]
+    return "\n".join(lines)
 
 
 class DiffPane(TextPane):

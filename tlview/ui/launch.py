@@ -36,8 +36,8 @@ RESET = ("\x1b[?1000l\x1b[?1003l\x1b[?1015l\x1b[?1006l\x1b[?1016l\x1b[?2004l\x1b
          "\x1b[?1049l\x1b[?25h\x1b[?1004l")
 
 
-def run_app(path: str, flt: Filter, latest: bool = False) -> int:
-    return run_until_signalled(TlviewApp(path, flt, latest=latest))
+def run_app(path: str, flt: Filter, latest: bool = False, source_roots=()) -> int:
+    return run_until_signalled(TlviewApp(path, flt, latest=latest, source_roots=source_roots))
 
 
 def run_compare(before: str, after: str, latest: bool = False, keep=None) -> int:

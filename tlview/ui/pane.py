@@ -4,12 +4,13 @@ and `e`). Panes are widgets of different bases (a scroll view, a table): this is
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from rich.console import Console
 
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
+from tlview.source.user_source import Excerpt, SourceFiles
 
 
 @dataclass(frozen=True)
@@ -19,6 +20,11 @@ class Selection:
     index: Index
     entry: TreeEntry | None
     rank: object = ...  # a rank number, None for rank-less logs, ... for all ranks
+    sources: SourceFiles | None = field(default=None, compare=False)  # the user's files, for their lines
+
+    def excerpt(self, place: tuple[str, int] | None) -> Excerpt | None:
+        """The user's lines at a problem's place, where the file is here."""
+        return self.sources.excerpt(*place) if self.sources is not None and place else None
 
 
 def plain_text(renderable, width: int = 200) -> str:

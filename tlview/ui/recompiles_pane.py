@@ -10,6 +10,7 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from tlview.model.compile_node import CompileNode
+from tlview.model.look import source_block
 from tlview.textsafe import visible
 from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection
@@ -42,8 +43,14 @@ class RecompilesPane(Pane, Vertical):
         reasons = node.reasons
         rows: list[Option] = []
         if reasons:
-            head.update(Text(f"[{node.id}] recompiled: {len(reasons)} cached compile(s) rejected "
-                             "this call. Enter jumps to the compile whose guard failed.", style="bold"))
+            said = Text(f"[{node.id}] recompiled: {len(reasons)} cached compile(s) rejected "
+                        "this call. Enter jumps to the compile whose guard failed.", style="bold")
+            recompile = node.compile.verdict.recompile
+            excerpt = selection.excerpt(recompile.source_place) if recompile is not None else None
+            if excerpt is not None:
+                said.append("\n")
+                said.append_text(source_block(excerpt.as_dict(), indent="  "))
+            head.update(said)
             for reason in reasons:
                 label = Text()
                 label.append(f"[{reason.failed_id or '?'}] ", style="bold cyan")

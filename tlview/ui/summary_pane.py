@@ -10,11 +10,12 @@ from textual.widgets import Static
 
 from tlview.diagnose.classify import diagnose_node
 from tlview.model.kinds import Role
-from tlview.model.look import CAUSE_STYLE, status_text
+from tlview.model.look import CAUSE_STYLE, source_block, status_text
 from tlview.model.registry import cache_outcome
 from tlview.model.status import Status
 from tlview.model.tree import TreeEntry
 from tlview.model.verdict import Kind, place_of
+from tlview.source.user_source import SourceFiles
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 
@@ -35,8 +36,9 @@ def _kv_table() -> Table:
     return table
 
 
-def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
-    """Reads the user stack from disk. `grouped`: the run has several ranks or processes."""
+def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFiles | None = None) -> Group:
+    """Reads the user stack from disk, and the user's lines at each problem (`sources`).
+    `grouped`: the run has several ranks or processes."""
     node = entry.node
     compile_ = entry.compile
     status = entry.status or compile_.status  # "compiling" while following
@@ -66,6 +68,8 @@ def compile_summary(entry: TreeEntry, grouped: bool = False) -> Group:
             line.append(visible(d.why))
             parts.append(line)
             parts.append(Text(f"    fix: {visible(d.fix)}", style="dim"))
+            if sources is not None and d.place and (excerpt := sources.excerpt(*d.place)) is not None:
+                parts.append(source_block(excerpt.as_dict()))
     stack = node.full_stack()
     if stack:
         parts.append(Text("\nuser stack", style="bold"))
@@ -158,7 +162,7 @@ class SummaryPane(Pane, VerticalScroll):
         elif entry.kind == "outside":
             body.update(outside_summary(entry))
         elif entry.node is not None:
-            body.update(compile_summary(entry, grouped=selection.index.grouped))
+            body.update(compile_summary(entry, grouped=selection.index.grouped, sources=selection.sources))
         else:
             body.update(group_summary(entry))
 
