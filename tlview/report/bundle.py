@@ -347,7 +347,8 @@ def readme(bundled: Bundled, redact: bool, only_problems: bool) -> str:
         "```bash",
         "tar xzf bundle.tar.gz",
         "pip install tlview && tlview tlview-bundle          # the explorer (or --report)",
-        "pip install tlparse && tlparse tlview-bundle/trace/*.log -o out   # tlparse's HTML",
+        "pip install tlparse && tlparse tlview-bundle/trace/FILE.log -o out   # tlparse's HTML, a file",
+        "tlparse tlview-bundle/trace --all-ranks-html -o out                   # or every rank",
         "```", "",
     ]
     if redact:
