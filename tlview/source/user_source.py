@@ -41,7 +41,7 @@ def parse_roots(specs: list[str]) -> list[tuple[str, str]]:
         if not sep or not old or not new:
             raise ValueError(f"--source-root wants OLD=NEW (a path prefix of the logs, and where "
                              f"those files are here), not {spec!r}")
-        roots.append((old.rstrip("/") or "/", new.rstrip("/") or "/"))
+        roots.append((old.rstrip("/") or "/", os.path.abspath(new).rstrip("/") or "/"))  # NEW: from here
     return roots
 
 
