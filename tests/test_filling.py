@@ -605,7 +605,7 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
     import time
 
     from tlview.model.tree import TreeDelta
-    from tlview.ui import frame_tree
+    from tlview.ui import frame_tree, keys_first
     from tlview.ui.app import TlviewApp
 
     app = TlviewApp(str(RANKS4))
@@ -625,5 +625,5 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
         assert laid_out(since=every * 1.5, key_ago=60)  # no key: every LAYOUT_EVERY
         assert not laid_out(since=every * 1.5, key_ago=0.1)  # keys coming
         assert laid_out(since=reading + 0.1, key_ago=0.1)
-        assert laid_out(since=every * 1.5, key_ago=frame_tree.KEYS_QUIET + 0.1)  # they stopped
+        assert laid_out(since=every * 1.5, key_ago=keys_first.READING + 0.1)  # they stopped
         assert laid_out(since=0.0, key_ago=0.0, more_to_come=False)

@@ -129,7 +129,7 @@ def _scalar_across_break_fix(settings: CompileSettings) -> str:
 
 
 def _global_state_fix(problem: CompileProblem) -> str:
-    if "grad_mode" in problem.message or "grad_mode" in problem.why:
+    if isinstance(problem.facts, Guarded) and problem.facts.name == "grad_mode":
         return ("training (grad on) and evaluation (under torch.no_grad()) need graphs of their own: "
                 "compile the evaluation call as a frame of its own (evaluate = torch.compile(lambda x: "
                 "model(x)), called under torch.no_grad()), so that neither recompiles; or accept one "
@@ -169,7 +169,7 @@ def _logging_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     ignore = f"{CONFIG}ignore_logging_functions.add({function}) (the call then never runs)"
     if settings.has("ignore_logging_functions") is False:
         ignore = "remove the call from the compiled function"
-    if "." in function and not function.startswith("logging."):  # a Logger's method: never reordered
+    if call.logger_method:
         return ignore
     reorder = f"{CONFIG}reorderable_logging_functions.add({function})"
     if settings.has("reorderable_logging_functions") is False:

@@ -46,6 +46,12 @@ class LoggingCall:
         return not self.has_kwargs and all(t in _REORDERABLE_TYPES for t in self.argument_types)
 
     @property
+    def logger_method(self) -> bool:
+        """A Logger's method (`log.warning`), not a function of `logging` or a builtin: torch never
+        reorders those; only ignore_logging_functions takes them."""
+        return "." in self.function and not self.function.startswith("logging.")
+
+    @property
     def unreorderable_arguments(self) -> str:
         """What keeps it from being reordered: `a tuple`, `keyword arguments`."""
         kinds = [f"a {t}" for t in dict.fromkeys(self.argument_types or ()) if t not in _REORDERABLE_TYPES]
@@ -132,7 +138,8 @@ _EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 # ones `L['n']`); the first that matches wins.
 GUARD_SOURCES = (
     ("input_tensor", re.compile(r"^tensor '(?P<name>[^']+)'")),
-    ("global_state", re.compile(r"GLOBAL_STATE|___check_global_state|\bgrad_mode\b|\bautocast")),
+    ("global_state", re.compile(r"(?:GLOBAL_STATE changed: (?P<name>\w+))|GLOBAL_STATE|___check_global_state"
+                                r"|\bgrad_mode\b|\bautocast")),
     ("stack_value", re.compile(r"^(?P<name>___stack\d+)\b")),
     ("closure", re.compile(r"^(?P<name>\S*__closure__\S*)")),
     ("global", re.compile(r"^(?P<name>G\['[^']+'\](?:\.\w+|\[['\"]\w+['\"]\])*)\s*(?:==|!=|is\b)")),

@@ -134,6 +134,7 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
                     keep |= message_words(text)
     seen_lines: list[tuple[str, str, str]] = []  # (path, function, code) of the user's quoted lines
     user_files: set[str] = set()
+    classes: set[str] = set()  # the user's classes, as Python names them (`__main__.ZephyrGate`)
     for source in index.sources:
         strings = getattr(source, "strings", {})
         for path in strings.values():
@@ -143,6 +144,7 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
             keep |= torch_names(text) | _schema_keys(text)
             user_files.update(p for p in _PATH.findall(text) if _is_user_file(p))
             seen_lines += _quoted_user_lines(text, strings)
+            classes.update(_MAIN_CLASS.findall(text))
     redactor = Redactor(keep)
     for path in sorted(user_files):
         redactor.path(path)
@@ -155,10 +157,8 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
                 redactor.name(function, "fn")
             if code:
                 redactor.code_line(code)
-    for source in index.sources:
-        for text in _texts_of(source):
-            for name in _MAIN_CLASS.findall(text):
-                redactor.name(name, "class")
+    for name in sorted(classes):
+        redactor.name(name, "class")
     return redactor
 
 

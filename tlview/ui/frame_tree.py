@@ -31,7 +31,6 @@ EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collaps
 LAYOUT_EVERY = 0.5
 LAYOUT_SHARE = 5
 LAYOUT_READING = 2.0
-KEYS_QUIET = 0.5  # seconds with no key: a person stopped pressing keys
 DRAWN_LINES = 1024  # drawn lines kept (FrameTree._render_line)
 
 
@@ -94,10 +93,6 @@ class FrameTree(Tree[TreeEntry]):
             self._top_lines.clear()
             self._lay_out_added()
             self._previous_lines = None
-
-    def _reading(self) -> bool:
-        """A key was pressed a moment ago (the app's KeysFirst)."""
-        return time.monotonic() - getattr(self.app, "key_at", 0.0) < KEYS_QUIET
 
     def _lay_out_added(self) -> None:
         """Lay the lines out again at the next refresh, keeping the top-level subtrees that
@@ -255,7 +250,7 @@ class FrameTree(Tree[TreeEntry]):
         # it and the frame it makes (20-60 ms each at 20,000 ranks).
         since = time.monotonic() - self._laid_out
         wait = max(LAYOUT_EVERY, LAYOUT_SHARE * self._build_seconds)
-        if self._stale and (not more_to_come or since >= wait and (since >= LAYOUT_READING or not self._reading())):
+        if self._stale and (not more_to_come or since >= wait and (since >= LAYOUT_READING or not getattr(self.app, "reading", bool)())):
             self._lay_out_added()
         for entry in delta.changed:
             node = self._by_key.get(entry.key)

@@ -18,6 +18,7 @@ import time
 from textual import events
 
 KEYS_FIRST = 0.15  # seconds
+READING = 0.5  # seconds since the last key while a person is still pressing keys
 STEP_BACK = 0.01  # seconds a thread sleeps at a time while a key comes first
 _USER_EVENTS = (events.Key, events.Click, events.MouseScrollDown, events.MouseScrollUp)
 
@@ -44,6 +45,10 @@ class KeysFirst:
     def keys_first(self) -> bool:
         """A key came a moment ago: showing it comes before showing or reading more."""
         return time.monotonic() - self.key_at < KEYS_FIRST
+
+    def reading(self) -> bool:
+        """Keys keep coming: a person reads while the explorer fills in."""
+        return time.monotonic() - self.key_at < READING
 
 
 def step_back(app) -> None:
