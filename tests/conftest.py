@@ -292,13 +292,23 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def big_trace(tmp_path_factory) -> Path:
-    """A real trace repeated to 160 MiB, made once a session: big enough that the pool (the
-    explorer) and the forked children (headless) are still indexing when a test signals them."""
-    unit = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    """A real trace's small records (starts, metrics, recompile and break reasons) repeated with
+    renumbered frames to 256 MiB, made once a session: big enough that the pool (the explorer)
+    and the forked children (headless) are still indexing when a test signals them. (The whole
+    recompiles trace repeated is mostly payload lines, which the pool skips at 1 GB/s: its pool,
+    asked for its parts before the explorer starts, was done by the explorer's first screen.)"""
+    import re
+
+    data = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
+    kept = b"".join(r for r in re.split(rb"(?m)^(?=V\d{4} )", data)
+                    if re.match(rb'^V[^\n]*?\] \{"(?:str|dynamo_start|compilation_metrics|artifact": \{"name": '
+                                rb'"(?:recompile_reasons|dynamo_graph_break_reason))', r))
+    frame = re.compile(rb'(?m)^(V[^\n]*?"frame_id": )(\d+)')
+    frames = max(int(m.group(2)) for m in frame.finditer(kept)) + 1
     path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
     with open(path, "wb") as f:
-        for _ in range((160 << 20) // len(unit)):
-            f.write(unit)
+        for copy in range((256 << 20) // len(kept)):
+            f.write(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + copy * frames).encode(), kept))
     return path
 
 

@@ -303,7 +303,7 @@ async def test_the_driver_tells_the_app_of_a_key_as_it_reads_it():
 async def test_a_key_read_ends_the_slice_running(monkeypatch):
     """A slice of the backlog stops at the next part once a key was read (not at its deadline),
     and the rest is shown after the key."""
-    from tlview.ui import app as app_module
+    from tlview.ui import app as app_module, keys_first
     from tlview.ui.app import TlviewApp
     from tlview.ui.backlog import Backlog
 
@@ -521,7 +521,7 @@ async def test_a_key_read_during_a_slice_puts_off_the_views(monkeypatch):
     most every ten times what the last refresh took."""
     import time
 
-    from tlview.ui import app as app_module
+    from tlview.ui import app as app_module, keys_first
     from tlview.ui.app import TlviewApp
     from tlview.ui.backlog import Backlog
 
@@ -551,6 +551,14 @@ async def test_a_key_read_during_a_slice_puts_off_the_views(monkeypatch):
         monkeypatch.setattr(app.model, "apply", real_apply)
         await until(pilot, lambda: not app._backlog and snapshots, what="the rest and the views shown")
         assert app._views_every >= 0.5
+        # the last slice too (nothing left in the backlog): a key read during it comes first
+        snapshots.clear()
+        monkeypatch.setattr(app.model, "apply", apply)
+        app._backlog = Backlog(compiles[:1])
+        app.refresh_views()
+        assert not app._backlog and snapshots == []
+        await until(pilot, lambda: snapshots, what="the views, once the key is shown")
+        assert snapshots[0] - app.key_at >= keys_first.KEYS_FIRST
 
 
 @pytest.mark.asyncio
@@ -599,9 +607,10 @@ async def test_ranks_coming_in_order_keep_the_lines_laid_out_before(tmp_path, mo
 
 @pytest.mark.asyncio
 async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
-    """While a backlog is shown, the tree's new lines are laid out every LAYOUT_EVERY; while a
-    person presses keys, every LAYOUT_READING (a key that lands on a layout waits for it and for
-    its frame); once the keys stop, as before; and at the end of the backlog, at once."""
+    """While the tree fills in, its new lines are laid out every LAYOUT_EVERY; while a person
+    presses keys, every LAYOUT_READING (a key that lands on a layout waits for it and for its
+    frame), and never while a key comes first: then once it was handled; once the keys stop, as
+    before; and at the end of the filling, at once."""
     import time
 
     from tlview.model.tree import TreeDelta
@@ -613,17 +622,23 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
         await ready(app, pilot)
         tree = app.tree
 
-        def laid_out(since: float, key_ago: float, more_to_come: bool = True) -> bool:
+        async def laid_out(since: float, key_ago: float, more_to_come: bool = True) -> bool:
             now = time.monotonic()
             tree._stale, tree._laid_out, tree._build_seconds = True, now - since, 0.0
             app.key_at = now - key_ago
             tree.apply(TreeDelta(), more_to_come=more_to_come)
+            await pilot.pause()
             return not tree._stale
 
         every, reading = frame_tree.LAYOUT_EVERY, frame_tree.LAYOUT_READING
-        assert not laid_out(since=every / 2, key_ago=60)
-        assert laid_out(since=every * 1.5, key_ago=60)  # no key: every LAYOUT_EVERY
-        assert not laid_out(since=every * 1.5, key_ago=0.1)  # keys coming
-        assert laid_out(since=reading + 0.1, key_ago=0.1)
-        assert laid_out(since=every * 1.5, key_ago=keys_first.READING + 0.1)  # they stopped
-        assert laid_out(since=0.0, key_ago=0.0, more_to_come=False)
+        assert not await laid_out(since=every / 2, key_ago=60)
+        assert await laid_out(since=every * 1.5, key_ago=60)  # no key: every LAYOUT_EVERY
+        assert not await laid_out(since=every * 1.5, key_ago=keys_first.KEYS_FIRST + 0.1)  # keys coming
+        assert await laid_out(since=reading + 0.1, key_ago=keys_first.KEYS_FIRST + 0.1)
+        assert await laid_out(since=every * 1.5, key_ago=keys_first.READING + 0.1)  # they stopped
+        # a key read a moment ago comes first: the layout waits until it is handled
+        assert not await laid_out(since=reading + 0.1, key_ago=0.0)
+        assert tree._layout_due
+        await until(pilot, lambda: not tree._stale, what="the layout put off")
+        assert time.monotonic() - app.key_at >= keys_first.KEYS_FIRST
+        assert await laid_out(since=0.0, key_ago=0.0, more_to_come=False)

@@ -10,6 +10,7 @@ blocked reading it would keep it open)."""
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import select
@@ -33,6 +34,9 @@ SETTLED = "12 compile ids"  # the status line comes with the explorer's last ref
 GIVEN_BACK = "0 1 0 0 0 0 0"  # the main screen, the cursor shown, no mouse reporting (Terminal.state)
 GONE_WITHIN = 2.0  # seconds: the requirement (#26, item 9)
 CLEAN_EXIT_ONLY = {"TLVIEW_GRACE": "30"}  # the forced end at the deadline cannot be what ends it
+# ... and a pool of one process: the pool, asked for its parts before the explorer starts, still
+# indexes once the explorer is on the screen, while the whole suite runs
+ONE_WORKER = {**CLEAN_EXIT_ONLY, "TLVIEW_PROCESSES": "1"}
 
 
 class DirectTerminal(Terminal):
@@ -128,10 +132,12 @@ def _stopped(pid: int) -> bool:
 
 
 def _family_while_the_pool_indexes(term: DirectTerminal) -> list[int]:
-    """tlview and its processes once its pool's workers index the trace (the forkserver they
-    fork from starts before the explorer does, the workers once the explorer indexes)."""
+    """tlview and its processes once the explorer is on the screen and its pool indexes the
+    trace (the pool starts before the explorer does: parallel.start_early)."""
     in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing.forkserver" in command_line(p)]  # noqa: E731
-    wait_until(lambda: len(in_pool()) >= 3, 60, "the indexing pool's forkserver and workers to start")
+    wait_until(lambda: len(in_pool()) >= 2, 60, "the indexing pool's forkserver and worker to start")
+    term.wait_for("Summary")
+    assert len(in_pool()) >= 2  # still indexing
     return [term.pid, *descendants(term.pid)]
 
 
@@ -185,7 +191,7 @@ def test_a_sigcont_without_a_suspend_restarts_nothing(direct_terminal):
 
 @pytest.mark.slow  # a real terminal
 def test_a_lost_terminal_ends_tlview_and_its_pool_while_a_big_trace_indexes(direct_terminal, big_trace):
-    term = direct_terminal(big_trace, env=CLEAN_EXIT_ONLY)
+    term = direct_terminal(big_trace, env=ONE_WORKER)
     family = _family_while_the_pool_indexes(term)
     since = time.monotonic()
     term.hang_up()
@@ -193,9 +199,35 @@ def test_a_lost_terminal_ends_tlview_and_its_pool_while_a_big_trace_indexes(dire
     assert term.exit_status() == (128 + signal.SIGHUP, None)  # its own clean exit
 
 
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGKILL])
+def test_tlview_ended_before_the_explorer_is_up_ends_the_pool_that_started_early(big_trace, sig):
+    """The pool's parts are asked for before the explorer handles signals (parallel.start_early):
+    tlview ended then (a signal's default action; SIGKILL, as the OOM killer does) leaves no
+    process behind. Its pool's processes were left blocked for good, with their forkserver, where
+    no terminal's hangup ended them (here: no controlling terminal, as a job's `kill`)."""
+    import subprocess
+    import sys
+
+    tlview = subprocess.Popen([sys.executable, "-m", "tlview", str(big_trace)], stdin=subprocess.DEVNULL,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    family = [tlview.pid]
+    try:
+        in_pool = lambda: [p for p in descendants(tlview.pid) if "multiprocessing.forkserver" in command_line(p)]  # noqa: E731
+        wait_until(lambda: len(in_pool()) >= 3, 60, "the indexing pool's forkserver and workers to start")
+        family += descendants(tlview.pid)
+        since = time.monotonic()
+        tlview.send_signal(sig)
+        tlview.wait(GONE_WITHIN + 8)
+        assert _gone(family, since) < GONE_WITHIN
+    finally:
+        for pid in family:  # (left behind: reparented, no longer found under tlview)
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+
+
 @pytest.mark.slow  # a real terminal
 def test_sigterm_while_a_big_trace_indexes_ends_it_and_gives_the_terminal_back(direct_terminal, big_trace):
-    term = direct_terminal(big_trace, env=CLEAN_EXIT_ONLY)
+    term = direct_terminal(big_trace, env=ONE_WORKER)
     family = _family_while_the_pool_indexes(term)
     since = time.monotonic()
     os.kill(term.pid, signal.SIGTERM)

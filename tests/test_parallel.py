@@ -89,8 +89,9 @@ _FORKSERVER_CHECK = """
 import multiprocessing, sys
 from multiprocessing import forkserver
 from tlview.model.indexing import prepare_for
+from tlview.source.discover import FoundLog
 
-prepare_for(sys.argv[1], "trace")
+prepare_for(FoundLog(sys.argv[1], "trace", None))
 server = forkserver._forkserver
 print(server._forkserver_pid is not None)
 if server._forkserver_pid is not None:
@@ -123,3 +124,39 @@ def test_the_pool_s_forkserver_starts_before_the_explorer_for_a_big_trace_only(t
         assert done.returncode == 0, done.stderr
         said[name] = done.stdout.split()
     assert said == {"big": ["True", "True"], "small": ["False"]}
+
+
+def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, monkeypatch):
+    """A big trace's parts are asked of the pool while the explorer starts (parallel.start_early):
+    the explorer's indexing takes those parts, asks for none again, and gets the index one
+    process makes. Parts asked for otherwise (another md5 check) are stopped and asked anew."""
+    from tlview.model.index import Index
+    from tlview.source.discover import find_logs
+
+    path = _big_trace(tmp_path)
+    first, step = 1 << 20, 1 << 20
+    asked = []
+    ask = parallel._ask_pool
+    monkeypatch.setattr(parallel, "_ask_pool", lambda *a: asked.append(a) or ask(*a))
+    log = find_logs(str(path))[0][0]
+    early = Index().add_log(log)
+    early.size = path.stat().st_size
+    parallel.start_early(early, first=first, step=step)
+    assert len(asked) == 1 and len(parallel._ASKED[str(path)][3]) >= 2  # parts asked for now
+
+    index = Index()
+    source = index.add_log(log)
+    source.size = early.size
+    parallel.index_with_pool(index, source, lambda: None, lambda: False, first=first, step=step)
+    assert len(asked) == 1 and not parallel._ASKED  # taken, none asked again
+    single = open_index(str(path), parallel_ok=False)
+    assert build_summary(index) == build_summary(single)
+
+    parallel.start_early(early, first=first, step=step)
+    pool = parallel._ASKED[str(path)][1]
+    checked = Index(verify_md5=True)
+    source = checked.add_log(log)
+    source.size = early.size
+    parallel.index_with_pool(checked, source, lambda: None, lambda: False, first=first, step=step)
+    assert len(asked) == 3 and pool not in parallel._POOLS  # asked anew; the first ones stopped
+    assert build_summary(checked)["compiles"] == build_summary(single)["compiles"]

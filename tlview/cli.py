@@ -386,7 +386,7 @@ def _tui(args, flt) -> int:
         return _fail(problem)  # every trace file names its rank: a rank not among them is a typo
     from tlview.model.indexing import prepare_for
 
-    prepare_for(found[0].path, found[0].kind)
+    prepare_for(found[0])
     from tlview.ui.launch import run_app
 
     from tlview.source.user_source import parse_roots

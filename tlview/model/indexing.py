@@ -16,7 +16,7 @@ from typing import Callable
 
 from tlview.model import parallel
 from tlview.model.index import Index
-from tlview.source.discover import TRACE, find_logs
+from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
 
 PARALLEL_BYTES = 64 << 20  # below this, starting processes and merging costs more than it saves
@@ -45,16 +45,19 @@ def paused_gc(freeze: bool = False):
             gc.enable()
 
 
-def prepare_for(log_path: str, kind: str) -> None:
+def prepare_for(log: FoundLog) -> None:
     """Before the explorer starts on a log: a trace file worth several processes gets their
-    forkserver started now, while the explorer starts."""
+    forkserver started, and its parts asked for, now, while the explorer starts."""
     try:
-        big = kind == TRACE and os.path.getsize(log_path) >= PARALLEL_BYTES
+        big = log.kind == TRACE and os.path.getsize(log.path) >= PARALLEL_BYTES
     except OSError:
         return
     if big:
         try:
             parallel.start_forkserver()
+            source = Index().add_log(log)  # as the explorer's index will read it
+            source.size = os.path.getsize(log.path)
+            parallel.start_early(source)
         except OSError:
             pass  # (no processes here: the indexing says so when it tries)
 

@@ -194,19 +194,21 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
             return
         changes: list = []
         deadline = time.monotonic() + SLICE_SECONDS
-        # one part at least; a key read meanwhile ends the slice (keys_first.py)
+        # while the first read goes on, more is to come: the tree is laid out now and then
+        filling_in = not self.caught_up if self.live is not None else not self.facts.finished
         while self._backlog and (not changes or (time.monotonic() < deadline and not self.keys_first())):
-            part = self._backlog.take(SLICE_COMPILES)
+            part = self._backlog.take(SLICE_COMPILES)  # (one at least; a key read ends the slice)
             self.running.add(part)
-            self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog))
+            self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog) or filling_in)
             changes += part
+        self.tree.lay_out_when_due(more_to_come=bool(self._backlog) or filling_in)
         self._applied.update(changes)
-        if self._backlog:
-            self._slice_later()
+        if self._backlog or self.keys_first():
+            self._slice_later()  # the rest, or the views once the key read now is shown
         if self.live is not None:
             self.tell_news(changes)
-        if self._backlog and (time.monotonic() - self._views_at < self._views_every or self.keys_first()):
-            return  # while a backlog is shown, the rest follows now and then (it is O(files))
+        if self.keys_first() or self._backlog and time.monotonic() - self._views_at < self._views_every:
+            return  # while a backlog is shown, the views follow now and then (they are O(files))
         views_from = self._views_at = time.monotonic()
         if self.auto_follow and (newest := self.model.newest_compile()) is not None:
             if self.tree.entry is not newest:

@@ -31,6 +31,8 @@ EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collaps
 LAYOUT_EVERY = 0.5
 LAYOUT_SHARE = 5
 LAYOUT_READING = 2.0
+LAYOUT_AFTER_KEY = 0.05  # seconds between two looks for a moment with no key coming first
+LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person reads
 DRAWN_LINES = 1024  # drawn lines kept (FrameTree._render_line)
 
 
@@ -43,6 +45,7 @@ class FrameTree(Tree[TreeEntry]):
     _laid_out = 0.0  # time.monotonic() of the last layout
     _build_seconds = 0.0  # what the last layout took
     _previous_lines = None  # the lines of the last layout, while the next one is due
+    _layout_due = False  # a layout is asked for (_lay_out_between_keys)
 
     def __init__(self, *, id: str | None = None) -> None:
         # Each top-level node's lines as last laid out: [lines, widest, first line], kept until
@@ -103,9 +106,43 @@ class FrameTree(Tree[TreeEntry]):
         super()._invalidate()
         self._previous_lines = lines
 
-    def _lay_out_if_stale(self) -> None:
+    def lay_out_if_stale(self) -> None:
         if self._stale:
             self._lay_out_added()
+
+    def lay_out_when_due(self, more_to_come: bool) -> None:
+        """New lines are laid out at once when nothing more is coming. While more comes (a backlog
+        shown in slices, the first read of the logs), at most every LAYOUT_EVERY, and for at most
+        1/LAYOUT_SHARE of the time; while keys come (a person reads), every LAYOUT_READING: a key
+        that lands on a layout waits for it and the frame it makes (20-60 ms each at 20,000
+        ranks); and never while a key comes first."""
+        if not self._stale:
+            return
+        if not more_to_come:
+            self._lay_out_added()
+            return
+        since = time.monotonic() - self._laid_out
+        wait = max(LAYOUT_EVERY, LAYOUT_SHARE * self._build_seconds)
+        if since >= wait and (since >= LAYOUT_READING or not getattr(self.app, "reading", bool)()):
+            self._lay_out_between_keys()
+
+    def _lay_out_between_keys(self) -> None:
+        """Lay out once the messages queued now are handled, and not while a key comes first: a
+        key read while a slice ran waited for the layout that slice asked for and the frame it
+        made (60-130 ms at 20,000 ranks), before it was even handled."""
+        if not self._layout_due:
+            self._layout_due = True
+            self.call_later(self._lay_out_unless_keys)
+
+    def _lay_out_unless_keys(self) -> None:
+        keys_first = getattr(self.app, "keys_first", None)
+        if self._stale and keys_first is not None and keys_first():
+            self.set_timer(LAYOUT_AFTER_KEY, self._lay_out_unless_keys)
+            return
+        self._layout_due = False
+        if self._stale and getattr(self.app, "reading", bool)():
+            self.app.hold_back(LAYOUT_HOLD)  # the layout and its frame, before the next key
+        self.lay_out_if_stale()
 
     def get_label_width(self, node: TreeNode[TreeEntry]) -> int:
         # Tree's default renders every label to measure it, on every expand: O(lines) renders.
@@ -226,8 +263,8 @@ class FrameTree(Tree[TreeEntry]):
                 self.move_cursor(None)
 
     def apply(self, delta: TreeDelta, more_to_come: bool = False) -> None:
-        """Show what changed in the model: added, changed and removed entries only. With
-        `more_to_come` (a backlog shown in slices), the new lines are laid out every LAYOUT_EVERY."""
+        """Show what changed in the model: added, changed and removed entries only; the new lines
+        are laid out when due (lay_out_when_due)."""
         if delta.rebuilt:
             self.show_model(self.model)
             return
@@ -245,13 +282,7 @@ class FrameTree(Tree[TreeEntry]):
             self._add_entries(delta.added, expand)
         finally:
             self._adding_many = False
-        # Laid out at most every LAYOUT_EVERY, and for at most 1/LAYOUT_SHARE of the time; while
-        # keys come (a person reads), every LAYOUT_READING: a key that lands on a layout waits for
-        # it and the frame it makes (20-60 ms each at 20,000 ranks).
-        since = time.monotonic() - self._laid_out
-        wait = max(LAYOUT_EVERY, LAYOUT_SHARE * self._build_seconds)
-        if self._stale and (not more_to_come or since >= wait and (since >= LAYOUT_READING or not getattr(self.app, "reading", bool)())):
-            self._lay_out_added()
+        self.lay_out_when_due(more_to_come)
         for entry in delta.changed:
             node = self._by_key.get(entry.key)
             if node is not None:
@@ -339,7 +370,7 @@ class FrameTree(Tree[TreeEntry]):
 
     def node_for_key(self, key: tuple) -> TreeNode | None:
         """The widget node of an entry, building its collapsed parents if needed."""
-        self._lay_out_if_stale()  # the node has its line
+        self.lay_out_if_stale()  # the node has its line
         node = self._by_key.get(key)
         if node is not None or self.model is None:
             return node

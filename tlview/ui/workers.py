@@ -44,7 +44,7 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
         report_growth(app, index, total)
 
     Indexer(index, use_fork=False, use_pool=True, progress=progress,
-            cancelled=lambda: worker.is_cancelled, freeze=True, defer=app.keys_first).run()
+            cancelled=lambda: worker.is_cancelled, freeze=True, defer=app.steps_back).run()
     if not worker.is_cancelled:
         index.judge_changed(pause=lambda: step_back(app))
         app.post_message(IndexFinished())
@@ -56,7 +56,7 @@ def follow_logs(app: App, live: LiveIndex, job=None) -> None:
 
     def indexer_for(index: Index) -> Indexer:
         return Indexer(index, use_fork=False, use_pool=True, cancelled=lambda: worker.is_cancelled,
-                       defer=app.keys_first)
+                       defer=app.steps_back)
 
     indexer = indexer_for(live.index)
     state = None
