@@ -633,8 +633,12 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
         every, reading = frame_tree.LAYOUT_EVERY, frame_tree.LAYOUT_READING
         assert not await laid_out(since=every / 2, key_ago=60)
         assert await laid_out(since=every * 1.5, key_ago=60)  # no key: every LAYOUT_EVERY
+        assert app.held_until == 0.0  # the indexing thread went on meanwhile
         assert not await laid_out(since=every * 1.5, key_ago=keys_first.KEYS_FIRST + 0.1)  # keys coming
+        asked = time.monotonic()
         assert await laid_out(since=reading + 0.1, key_ago=keys_first.KEYS_FIRST + 0.1)
+        # while a person reads, the indexing thread steps back for the layout and its frame
+        assert asked + frame_tree.LAYOUT_HOLD <= app.held_until <= time.monotonic() + frame_tree.LAYOUT_HOLD
         assert await laid_out(since=every * 1.5, key_ago=keys_first.READING + 0.1)  # they stopped
         # a key read a moment ago comes first: the layout waits until it is handled
         assert not await laid_out(since=reading + 0.1, key_ago=0.0)
