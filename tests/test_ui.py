@@ -212,3 +212,43 @@ async def test_text_replaced_while_highlighting_is_highlighted(monkeypatch):
         assert "".join(seg.text for seg in drawn(1)).strip() == "return y + 2"
 
 
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tab", ["2", "3", "6", "9"])
+async def test_a_pane_loader_that_fails_is_shown_and_the_app_goes_on(monkeypatch, tab):
+    """A pane's loader (a thread worker) that raises: a toast and the status line say which pane
+    and what, the app goes on (keys, other panes), and a later load that works clears the line."""
+    from tlview.model import artifacts
+    from tlview.ui import dynamic_pane, run_pane
+    from tlview.ui.guards_pane import GuardsPane
+    from tlview.ui.status_line import status_text
+
+    broken = {"on": True}
+
+    def failing(real):
+        def call(*args, **kwargs):
+            if broken["on"]:
+                raise ValueError("a [bold]broken[/] payload")
+            return real(*args, **kwargs)
+        return call
+
+    monkeypatch.setattr(artifacts.Artifact, "load", failing(artifacts.Artifact.load))
+    monkeypatch.setattr(GuardsPane, "text_for", failing(GuardsPane.text_for))
+    monkeypatch.setattr(dynamic_pane, "group_dynamic", failing(dynamic_pane.group_dynamic))
+    monkeypatch.setattr(run_pane, "run_summary", failing(run_pane.run_summary))
+    title = {"2": "Graphs", "3": "Guards", "6": "Dynamic shapes", "9": "Run"}[tab]
+    app = TlviewApp(str(next((CORPUS / "dynamic_shapes" / "trace").glob("*.log"))))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press(tab)
+        said = f"the {title} pane could not load: ValueError: a [bold]broken[/] payload"
+        await until(pilot, lambda: said in str(status_text(app.facts)), what="the failure on the status line")
+        assert app.is_running and app.return_code is None
+        assert any(said in str(n.message) for n in app._notifications)  # the toast, as written
+        await press(pilot, "1")  # keys still work
+        assert app.detail.active == "summary" and app.is_running
+        broken["on"] = False
+        await press(pilot, tab, "j", "k")  # shown again (and another compile id): loaded again
+        await until(pilot, lambda: said not in str(status_text(app.facts)), what="the line cleared")
+        assert app.is_running

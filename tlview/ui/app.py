@@ -7,7 +7,6 @@ messages; each report applies the index's changed compiles to the tree model and
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 
@@ -35,7 +34,7 @@ from tlview.ui.backlog import Backlog
 from tlview.ui.filtering import Filtering
 from tlview.ui.following import Following
 from tlview.ui.commands import tlview_commands
-from tlview.ui.detail import DetailPane
+from tlview.ui.detail import DetailPane, pane_title
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
@@ -43,28 +42,15 @@ from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
-from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, while_shown
+from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, WorkDone, while_shown
 from tlview.ui.pane import Selection
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
+from tlview.ui.settle import SETTLE_FROM, settle_memory
 from tlview.ui.tree_note import TreeNote
 
-def settle_memory(dropped: bool) -> None:
-    """The index and the tree live as long as the app: out of the cyclic GC's way. Otherwise a
-    full collection walks them every second or so, and a key or a live update that lands on one
-    waits 80-100 ms more (measured at 10,000 compile ids; at 1,000, pane switches peaked at
-    66-90 ms, 33-35 ms frozen). Done each time the tree doubled from SETTLE_FROM entries on: a
-    few times in all. Freezing is O(1); a full collection (0.3-0.8 s at 10,000 ids or 20,000
-    ranks, and it held every key) is done only when an index was `dropped` (built again): indexing
-    leaves no cyclic garbage of its own (measured: 0 objects at 10,000 ids)."""
-    if dropped:
-        gc.unfreeze()  # the dropped index may go now
-        gc.collect()
-    gc.freeze()
 
-
-SETTLE_FROM = 500  # tree entries
 # The main thread shows what the index gained in slices of about this long, SLICE_COMPILES
 # compiles at a time, then serves keys and frames for SLICE_PAUSE: 20,000 ranks shown at once held
 # every key for 5.6 s. A key read during a slice ends it after the part being shown (25 compiles:
@@ -163,13 +149,23 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
-        """One place where any failed worker becomes visible (never "no compile ids")."""
+        """The app's own workers: a failed one is shown (never "no compile ids")."""
         if event.state is WorkerState.ERROR:
-            error = event.worker.error
-            text = f"{event.worker.name} failed: {type(error).__name__}: {error}"
-            if event.worker.group == "index":
-                self._set_facts(failure=text)
+            worker = event.worker
+            text = f"{worker.name} failed: {type(worker.error).__name__}: {worker.error}"
+            self._set_facts(**{"failure" if worker.group == "index" else "pane_failure": text})
             self.notify(one_line(text, 300), title="error", severity="error", timeout=15, markup=False)
+
+    def on_work_done(self, message: WorkDone) -> None:
+        """A widget's worker: a failed one is shown, toast and status line, until its pane loads."""
+        where = next((t for w in message.widget.ancestors_with_self if (t := pane_title(w))), None)
+        said = f"the {where} pane could not load" if where else "a view could not be drawn"
+        if message.error is not None:
+            text = f"{said}: {type(message.error).__name__}: {message.error}"
+            self._set_facts(pane_failure=text)
+            self.notify(one_line(text, 300), title="error", severity="error", timeout=15, markup=False)
+        elif self.facts.pane_failure.startswith(said):
+            self._set_facts(pane_failure="")  # it loaded since
 
     @on(FollowState)
     def _end_if_nothing_came(self, message: FollowState) -> None:

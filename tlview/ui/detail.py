@@ -36,6 +36,11 @@ SHORT = {"summary": "Sum", "graphs": "Graph", "guards": "Guard", "recompiles": "
          "breaks": "Break", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run"}
 
 
+def pane_title(widget) -> str | None:
+    """The title of the pane `widget` is (its id is the tab's, with "-pane"), or None."""
+    return next((title for tab_id, title, _, _ in TABS if getattr(widget, "id", None) == f"{tab_id}-pane"), None)
+
+
 def tab_labels(width: int, active: str) -> list[str]:
     """The tab labels that fit in `width` columns: full, short, or numbers with the active tab
     named (at 80 columns every tab stays visible and reachable)."""

@@ -31,7 +31,7 @@ class DynamicPane(Pane, Tree):
             return
         self.load(selection)
 
-    @work(thread=True, exclusive=True, group="dynamic-load")
+    @work(thread=True, exclusive=True, group="dynamic-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
     def load(self, selection: Selection) -> None:
         # summaries read each event's fields from disk: thousands of them, here and not on the UI thread
         groups = group_dynamic(selection.entry.node.dynamic)

@@ -102,7 +102,7 @@ class GraphsPane(Pane, Horizontal):
         if isinstance(event.value, int) and options.highlighted != event.value:
             options.highlighted = event.value  # which loads it
 
-    @work(thread=True, exclusive=True, group="graph-load")
+    @work(thread=True, exclusive=True, group="graph-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
     def load(self, artifact: Artifact) -> None:
         payload = artifact.load()  # a big one is read and hashed in steps
         info = Text(f"{self._from}{visible(artifact.label)}  {len(payload.lines):,} lines")

@@ -8,6 +8,7 @@ from functools import wraps
 
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.worker import Worker, WorkerState
 
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
@@ -89,3 +90,21 @@ def while_shown(handler):
         except NoMatches:
             return None
     return guarded
+
+
+@dataclass
+class WorkDone(Message):
+    """A widget's thread worker ended: `error` is what it raised, or None (it worked). Textual's
+    Worker.StateChanged stays with the widget (it does not bubble): a pane loader that failed was
+    never shown."""
+
+    widget: object
+    error: BaseException | None
+
+
+class ReportsWork:
+    """Mixed into widgets that run thread workers: each one's end reaches the app (WorkDone)."""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.state in (WorkerState.ERROR, WorkerState.SUCCESS):
+            self.post_message(WorkDone(self, event.worker.error if event.state is WorkerState.ERROR else None))

@@ -11,6 +11,7 @@ from rich.console import Console
 from tlview.model.index import Index
 from tlview.model.tree import TreeEntry
 from tlview.source.user_source import Excerpt, SourceFiles
+from tlview.ui.messages import ReportsWork
 
 
 @dataclass(frozen=True)
@@ -34,7 +35,7 @@ def plain_text(renderable, width: int = 200) -> str:
     return "\n".join(line.rstrip() for line in console.export_text().split("\n")).strip("\n")
 
 
-class Pane:
+class Pane(ReportsWork):
     def show(self, selection: Selection) -> None:
         raise NotImplementedError
 

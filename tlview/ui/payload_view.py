@@ -24,6 +24,7 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tlview.ui.messages import ReportsWork
 from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, TextSearch, display_line
 
@@ -44,7 +45,7 @@ def warm_up(language: str = "python") -> None:
     _highlighter(language).highlight("x = 1")
 
 
-class PayloadView(ScrollView, can_focus=True):
+class PayloadView(ReportsWork, ScrollView, can_focus=True):
     """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
     search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 

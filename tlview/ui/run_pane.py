@@ -160,7 +160,7 @@ class RunPane(Pane, Vertical):
         if self._selection is not None and self._shown is not None and self._width() != self._shown[2]:
             self.show(self._selection)
 
-    @work(thread=True, group="run-load")
+    @work(thread=True, group="run-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
     def load(self, index: Index, rank, width: int = 120, shown: tuple | None = None) -> None:
         started = time.monotonic()
         view = strips = None
@@ -182,9 +182,9 @@ class RunPane(Pane, Vertical):
     def _put(self, view, strips, shown: tuple | None, took: float, left: bool = False) -> None:
         self._loading = False
         self._next_load_at = time.monotonic() + LOAD_GAP * took
-        if left and shown == self._shown:
-            self._shown = None  # built when the pane is shown again
-            if self._on_screen and self._selection is not None:
+        if (left or view is None) and shown == self._shown:
+            self._shown = None  # built when the pane is shown again (left, or it failed: tried then)
+            if left and self._on_screen and self._selection is not None:
                 self.show(self._selection)
                 return
         # a load asked for a run that has grown since is not shown: the newer one follows

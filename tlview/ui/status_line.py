@@ -33,6 +33,7 @@ class StatusFacts:
     live: str = ""  # "", "live", "paused", "ended"
     waiting: str = ""
     failure: str = ""  # an indexing worker failed: what went wrong
+    pane_failure: str = ""  # a pane's loader failed (the pane shows what it had): what went wrong
     shown_all: bool = True  # the tree and counts show all the index holds (app.refresh_views)
 
 
@@ -87,9 +88,11 @@ def status_text(facts: StatusFacts) -> Text:
             text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style="red")
     if facts.filter:
         text.append(f" · filter: {facts.filter}", style="cyan")
+    if facts.failure or facts.pane_failure:
+        text.append(f" · {visible(facts.failure or facts.pane_failure)}", style="bold red")
     if facts.failure:
-        text.append(f" · {visible(facts.failure)}", style="bold red")
-    elif facts.waiting and not facts.files:
+        return text
+    if facts.waiting and not facts.files:
         text.append(f" · {visible(facts.waiting)}", style="bold yellow")
     elif not facts.finished and facts.total and not facts.live:
         text.append(f" · indexing {facts.done * 100 // facts.total}%", style="bold")

@@ -27,7 +27,7 @@ class TextPane(Pane, Vertical):
             return
         self.load(selection)
 
-    @work(thread=True, exclusive=True, group="pane-load")
+    @work(thread=True, exclusive=True, group="pane-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
     def load(self, selection: Selection) -> None:
         text = self.text_for(selection)
         self.app.call_from_thread(self.query_one(PayloadView).set_text, text, self.language)
