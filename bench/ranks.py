@@ -72,7 +72,7 @@ MAX_KEYS = 60  # keys pressed while the explorer fills in, at most
 
 # The default theme's colours (bench/tmux.py captures them as SGR escapes).
 ACTIVE_TAB = re.compile(r"\x1b\[38;5;253m(\d) ")  # the active tab's label; the others are dimmer
-CURSOR = re.compile(r"\x1b\[48;5;32m([^\x1b]+)")  # the tree's cursor row, while the tree has focus
+CURSOR = re.compile(r"\x1b\[48;5;25m([^\x1b]+)")  # the tree's cursor row, while the tree has focus
 
 
 def active_tab(screen: str) -> str | None:

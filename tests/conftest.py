@@ -209,6 +209,13 @@ class Terminal:
         with self._lock:
             return "\n".join(line.rstrip() for line in self._screen.display)
 
+    def cells(self) -> list[list]:
+        """Each row's cells as pyte has them: the character, its colours (a name, or hex) and
+        its attributes (bold, reverse, underscore)."""
+        with self._lock:
+            return [[self._screen.buffer[y][x] for x in range(self._screen.columns)]
+                    for y in range(self._screen.lines)]
+
     @property
     def title(self) -> str:
         with self._lock:

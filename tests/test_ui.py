@@ -252,3 +252,26 @@ async def test_a_pane_loader_that_fails_is_shown_and_the_app_goes_on(monkeypatch
         await press(pilot, tab, "j", "k")  # shown again (and another compile id): loaded again
         await until(pilot, lambda: said not in str(status_text(app.facts)), what="the line cleared")
         assert app.is_running
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("typed", ["nonzero", "rank:9", "recompiles"])
+async def test_a_filter_that_hides_the_selected_entry_moves_the_panes_with_the_tree(typed):
+    """`b` selects a compile id; a filter typed then that hides it: the panes show the entry the
+    tree's cursor is on (the first one left), or nothing when the tree is empty, never the hidden one."""
+    from conftest import GENERATED
+
+    app = TlviewApp(str(GENERATED / "failures" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "b")
+        chosen = app.tree.entry
+        assert chosen is not None and app.detail.selection.entry is chosen
+        await press(pilot, "slash", *typed, "enter")
+        await until(pilot, lambda: app.detail.selection.entry is app.tree.entry, what="the panes on the tree's entry")
+        shown = [e.key for e in app.model.compile_entries()]
+        assert chosen.key not in shown
+        if shown:
+            assert app.tree.entry is not None and app.tree.entry.key in shown
+        else:
+            assert app.tree.entry is None and app.detail.selection.entry is None

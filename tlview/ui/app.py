@@ -42,6 +42,7 @@ from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
+from tlview.ui.no_color import readable_no_color
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, WorkDone, while_shown
 from tlview.ui.pane import Selection
 from tlview.ui.payload_view import PayloadView
@@ -72,6 +73,7 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
                  name: str | None = None, private_path: bool = False, nothing_came=None,
                  source_roots=()) -> None:
         super().__init__()
+        readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self.sources = SourceFiles(list(source_roots))  # the user's files, for their lines at each problem
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer

@@ -11,6 +11,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Static, Tree
 from textual.worker import Worker, WorkerState
 
+from tlview.ui.no_color import readable_no_color
 from tlview.diagnose.compare import Comparison, Problem, compare
 from tlview.model.indexing import open_index
 from tlview.model.look import short_path
@@ -34,6 +35,7 @@ class CompareApp(App[int]):
 
     def __init__(self, before: str, after: str, latest: bool = False, keep=None) -> None:
         super().__init__()
+        readable_no_color(self._filters)
         self.paths = (before, after)
         self.latest, self.keep = latest, keep  # --latest, and --rank/--filter as a test of a compile id
         self.comparison: Comparison | None = None

@@ -39,7 +39,7 @@ class StatusFacts:
 
 class StatusLine(Horizontal):
     DEFAULT_CSS = """
-    StatusLine { height: 1; background: $panel; }
+    StatusLine { height: 1; background: #262626; }
     StatusLine > #status { width: 1fr; }
     StatusLine > ProgressBar { width: 30; }
     """
@@ -65,12 +65,18 @@ class StatusLine(Horizontal):
         return str(self.query_one("#status", Static).render())
 
 
+# Colours that read on the line's background (#262626: black in 16 colours) at 5:1 or more, with
+# 256 colours and 16: named ANSI colours went through the theme, and a failure count drawn
+# magenta on the theme's panel (gray in 16 colours) read at 1.2:1.
+RED, CYAN, YELLOW, GREEN = "#ff5f5f", "#5fd7ff", "#ffd75f", "#5fd75f"
+
+
 def status_text(facts: StatusFacts) -> Text:
     text = Text()
     if facts.live == "live":
-        text.append(" ● LIVE ·", style="bold green")
+        text.append(" ● LIVE ·", style=f"bold {GREEN}")
     elif facts.live == "paused":
-        text.append(" ● live (paused: f) ·", style="green")
+        text.append(" ● live (paused: f) ·", style=GREEN)
     elif facts.live == "ended":
         text.append(" ■ ended ·", style="bold")
     text.append(f" {visible(facts.name)}", style="bold")
@@ -81,19 +87,19 @@ def status_text(facts: StatusFacts) -> Text:
     if t is not None:
         text.append(f" · {t.records:,} records · {t.compile_ids} compile ids")
         # the verdicts' counts, in the README's words; failures first: never the one cut off
-        for kind, style in ((Kind.FAILURE, "bold red"), (Kind.RECOMPILE, "cyan"), (Kind.GRAPH_BREAK, "yellow")):
+        for kind, style in ((Kind.FAILURE, f"bold {RED}"), (Kind.RECOMPILE, CYAN), (Kind.GRAPH_BREAK, YELLOW)):
             count = getattr(t, kind.word)
             text.append(f" · {kind.count(count)}", style=style if count else "")
         if t.problems:
-            text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style="red")
+            text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style=RED)
     if facts.filter:
-        text.append(f" · filter: {facts.filter}", style="cyan")
+        text.append(f" · filter: {facts.filter}", style=CYAN)
     if facts.failure or facts.pane_failure:
-        text.append(f" · {visible(facts.failure or facts.pane_failure)}", style="bold red")
+        text.append(f" · {visible(facts.failure or facts.pane_failure)}", style=f"bold {RED}")
     if facts.failure:
         return text
     if facts.waiting and not facts.files:
-        text.append(f" · {visible(facts.waiting)}", style="bold yellow")
+        text.append(f" · {visible(facts.waiting)}", style=f"bold {YELLOW}")
     elif not facts.finished and facts.total and not facts.live:
         text.append(f" · indexing {facts.done * 100 // facts.total}%", style="bold")
     elif not facts.shown_all:

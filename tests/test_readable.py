@@ -1,0 +1,62 @@
+"""What the explorer draws reads: failures and their counts at a contrast of 3:1 at least, in a
+real terminal, with 256 colours, 16 colours and NO_COLOR (#23)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import GENERATED, tlview_command
+
+# xterm's 16 colours (what pyte names them), and the default colours of a dark terminal
+NAMED = {"black": "000000", "red": "cd0000", "green": "00cd00", "brown": "cdcd00", "blue": "0000ee",
+         "magenta": "cd00cd", "cyan": "00cdcd", "white": "e5e5e5", "brightblack": "7f7f7f",
+         "brightred": "ff0000", "brightgreen": "00ff00", "brightbrown": "ffff00", "brightblue": "5c5cff",
+         "brightmagenta": "ff00ff", "brightcyan": "00ffff", "brightwhite": "ffffff"}
+DEFAULT_FG, DEFAULT_BG = "e5e5e5", "000000"
+
+
+def rgb(color: str, default: str) -> tuple[int, int, int]:
+    value = default if color == "default" else NAMED.get(color, color)
+    return int(value[0:2], 16), int(value[2:4], 16), int(value[4:6], 16)
+
+
+def luminance(color: tuple[int, int, int]) -> float:
+    def channel(v: int) -> float:
+        c = v / 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+    r, g, b = map(channel, color)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
+
+
+def contrast(cell) -> float:
+    fg, bg = rgb(cell.fg, DEFAULT_FG), rgb(cell.bg, DEFAULT_BG)
+    if cell.reverse:
+        fg, bg = bg, fg
+    high, low = sorted((luminance(fg), luminance(bg)), reverse=True)
+    return (high + 0.05) / (low + 0.05)
+
+
+def marked(cells: list[list], row: int, text: str) -> list:
+    line = "".join(c.data for c in cells[row])
+    at = line.index(text)
+    return [c for c in cells[row][at:at + len(text)] if c.data.strip()]
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {}, {"TERM": "xterm", "COLORTERM": ""}],
+                         ids=["NO_COLOR", "256 colours", "16 colours"])
+def test_failures_and_their_counts_read_at_3_to_1(terminal, env):
+    term = terminal(f"{tlview_command()} {GENERATED / 'failures' / 'trace'}", env=env)
+    screen = term.wait_for("compile ids ·")
+    term.wait_for(" failure")
+    cells = term.cells()
+    rows = screen.split("\n")
+    failed_rows = [y for y, line in enumerate(rows) if "✗" in line.split("\u2595")[0]]
+    status = next(y for y, line in enumerate(rows) if "compile ids ·" in line)
+    count = next(part.strip() for part in rows[status].split("·") if "failure" in part)
+    assert failed_rows and count[0].isdigit() and count[0] != "0"
+    looked = [(y, "✗") for y in failed_rows] + [(status, count)]
+    for y, text in looked:
+        for cell in marked(cells, y, text):
+            assert contrast(cell) >= 3.0, (env, rows[y], text, cell)
+        if "NO_COLOR" in env:  # colour gone: the failure is still marked, bold
+            assert all(c.bold for c in marked(cells, y, text)), (rows[y], text)
