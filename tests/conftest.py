@@ -196,7 +196,7 @@ class Terminal:
         while True:
             try:
                 data = self.process.read(65536)
-            except (EOFError, OSError):
+            except (EOFError, OSError, ValueError):  # (ValueError: closed by close() meanwhile)
                 return
             with self._lock:
                 self._stream.feed(data)

@@ -60,3 +60,26 @@ def test_failures_and_their_counts_read_at_3_to_1(terminal, env):
             assert contrast(cell) >= 3.0, (env, rows[y], text, cell)
         if "NO_COLOR" in env:  # colour gone: the failure is still marked, bold
             assert all(c.bold for c in marked(cells, y, text)), (rows[y], text)
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("width", [80, 100, 60])
+async def test_a_narrow_status_line_keeps_the_failures_and_problems(tmp_path, width):
+    """At 80 columns the line ended at "… graph breaks ·": the failures and the input problems
+    were cut off. Narrow, the least needed parts go first, the name is shortened, and those stay."""
+    from conftest import ready
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.status_line import StatusLine
+
+    trace = next((GENERATED / "failures" / "trace").glob("*.log"))
+    damaged = tmp_path / trace.name
+    damaged.write_bytes(trace.read_bytes() + b"V1121 not a record at all\n")  # an input problem
+    app = TlviewApp(str(damaged))
+    async with app.run_test(size=(width, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.pause()
+        line = app.query_one(StatusLine).text
+        assert len(line) <= width
+        assert "3 failures" in line and "1 input problem" in line, line
+        if width >= 100:
+            assert "recompiles" in line and "graph break" in line, line

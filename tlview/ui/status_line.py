@@ -58,7 +58,16 @@ class StatusLine(Horizontal):
         bar.display = bool(indexing)
         if indexing:
             bar.update(total=facts.total, progress=facts.done)
-        self.query_one("#status", Static).update(status_text(facts))
+        self._show(facts)
+
+    def on_resize(self) -> None:
+        if self.facts is not None:
+            self._show(self.facts)
+
+    def _show(self, facts: StatusFacts) -> None:
+        bar = self.query_one(ProgressBar)
+        width = self.size.width - (int(bar.styles.width.value) if bar.display else 0) if self.size.width else None
+        self.query_one("#status", Static).update(status_text(facts, width))
 
     @property
     def text(self) -> str:
@@ -71,37 +80,74 @@ class StatusLine(Horizontal):
 RED, CYAN, YELLOW, GREEN = "#ff5f5f", "#5fd7ff", "#ffd75f", "#5fd75f"
 
 
-def status_text(facts: StatusFacts) -> Text:
-    text = Text()
+def status_text(facts: StatusFacts, width: int | None = None) -> Text:
+    """The line, fitted to `width` columns: the least needed parts go first (the file count, the
+    records, the ranks, then the other counts), the name is shortened, and the failures, the input
+    problems and what went wrong stay to the last (at 80 columns they were cut off the end)."""
+    parts: list[tuple[int | None, Text]] = []  # (the order in which it goes when narrow, its text)
+
+    def add(drop: int | None, words: str, style: str = "") -> Text:
+        parts.append((drop, Text(words, style=style)))
+        return parts[-1][1]
+
     if facts.live == "live":
-        text.append(" ● LIVE ·", style=f"bold {GREEN}")
+        add(None, " ● LIVE ·", f"bold {GREEN}")
     elif facts.live == "paused":
-        text.append(" ● live (paused: f) ·", style=GREEN)
+        add(None, " ● live (paused: f) ·", GREEN)
     elif facts.live == "ended":
-        text.append(" ■ ended ·", style="bold")
-    text.append(f" {visible(facts.name)}", style="bold")
-    text.append(f" · {facts.files} file{'s' if facts.files != 1 else ''}")
+        add(None, " ■ ended ·", "bold")
+    name = add(None, f" {visible(facts.name)}", "bold")
+    add(1, f" · {facts.files} file{'s' if facts.files != 1 else ''}")
     if facts.ranks:
-        text.append(f" · {ranks_text(facts.ranks)}")
+        add(3, f" · {ranks_text(facts.ranks)}")
     t = facts.totals
     if t is not None:
-        text.append(f" · {t.records:,} records · {t.compile_ids} compile ids")
-        # the verdicts' counts, in the README's words; failures first: never the one cut off
-        for kind, style in ((Kind.FAILURE, f"bold {RED}"), (Kind.RECOMPILE, CYAN), (Kind.GRAPH_BREAK, YELLOW)):
+        add(2, f" · {t.records:,} records")
+        add(5, f" · {t.compile_ids} compile ids")
+        # the verdicts' counts, in the README's words; failures last to go
+        for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 7),
+                                  (Kind.GRAPH_BREAK, YELLOW, 6)):
             count = getattr(t, kind.word)
-            text.append(f" · {kind.count(count)}", style=style if count else "")
+            add(drop, f" · {kind.count(count)}", style if count else "")
         if t.problems:
-            text.append(f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", style=RED)
+            add(None, f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", RED)
     if facts.filter:
-        text.append(f" · filter: {facts.filter}", style=CYAN)
+        add(4, f" · filter: {facts.filter}", CYAN)  # (the tree says it too)
     if facts.failure or facts.pane_failure:
-        text.append(f" · {visible(facts.failure or facts.pane_failure)}", style=f"bold {RED}")
+        add(None, f" · {visible(facts.failure or facts.pane_failure)}", f"bold {RED}")
     if facts.failure:
-        return text
+        return _fitted(parts, name, width)
     if facts.waiting and not facts.files:
-        text.append(f" · {visible(facts.waiting)}", style=f"bold {YELLOW}")
+        add(None, f" · {visible(facts.waiting)}", f"bold {YELLOW}")
     elif not facts.finished and facts.total and not facts.live:
-        text.append(f" · indexing {facts.done * 100 // facts.total}%", style="bold")
+        add(None, f" · indexing {facts.done * 100 // facts.total}%", "bold")
     elif not facts.shown_all:
-        text.append(" · showing…", style="bold")
-    return text
+        add(None, " · showing…", "bold")
+    return _fitted(parts, name, width)
+
+
+NAME_SHORT, NAME_SHORTEST = 24, 12  # the name is cut to these before the counts, then after them
+
+
+def _fitted(parts: list[tuple[int | None, Text]], name: Text, width: int | None) -> Text:
+    def length() -> int:
+        return sum(text.cell_len for _, text in parts)
+
+    def shorten(to: int) -> None:
+        if length() > width:
+            name.truncate(max(to, name.cell_len - (length() - width)), overflow="ellipsis")
+
+    if width is not None:
+        for drop in sorted({d for d, _ in parts if d is not None}):
+            if drop == 5:  # before the counts go, the name gets shorter
+                shorten(NAME_SHORT)
+            if length() <= width:
+                break
+            parts = [(d, text) for d, text in parts if d != drop]
+        shorten(NAME_SHORTEST)
+    line = Text()
+    for _, text in parts:
+        line.append_text(text)
+    if width is not None:
+        line.truncate(width, overflow="ellipsis")
+    return line
