@@ -19,7 +19,6 @@ from tlview.cli import main
     (["--json", "--rank", "0", str(CORPUS / "model" / "trace")], "rank 0: these logs have no ranks"),
     (["--json", "--filter", "rank:x", str(CORPUS / "model" / "trace")], "rank:x is not a rank number"),
     (["--json", "--follow", str(CORPUS / "model" / "trace")], "--follow is for the explorer"),
-    (["--report", "-"], "reading stdin needs --follow"),
     (["--run"], "--run needs a command"),
     ([], "give a TORCH_TRACE folder or file"),
     (["--follow", "/nonexistent-root-dir/sub/trace"], "neither it nor its parent folder exists"),
@@ -59,3 +58,33 @@ def test_an_internal_error_is_one_line(capsys, monkeypatch):
     assert main(["--json", str(CORPUS / "model" / "trace")]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "internal error: RuntimeError: boom" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("what, logs", [("text", CORPUS / "recompiles" / "torch_logs.txt"),
+                                        ("trace", next((CORPUS / "recompiles" / "trace").glob("*.log")))])
+def test_a_pipe_reads_as_its_file_headless(what, logs):
+    """`cmd | tlview --json -` (and --report): the pipe read to its end, as the file would be."""
+    def run(*args: str, stdin=None) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "tlview", *args], capture_output=True, stdin=stdin, timeout=120)
+
+    import json
+
+    with open(logs, "rb") as pipe_in:
+        piped = run("--json", "-", stdin=pipe_in)
+    assert piped.returncode == 0, piped.stderr
+    from_pipe, from_file = json.loads(piped.stdout), json.loads(run("--json", str(logs)).stdout)
+    assert from_pipe["totals"] == from_file["totals"] and from_pipe["totals"]["compile_ids"] > 0
+    assert [(e["id"], e["status"]) for e in from_pipe["compiles"]] == [(e["id"], e["status"]) for e in from_file["compiles"]]
+    with open(logs, "rb") as pipe_in:
+        report = run("--report", "-", stdin=pipe_in)
+    assert report.returncode == 0 and b"[0/1]" in report.stdout
+
+
+def test_an_empty_or_too_big_pipe_says_so(tmp_path):
+    empty = subprocess.run([sys.executable, "-m", "tlview", "--json", "-"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=60)
+    assert empty.returncode == 2 and "stdin was empty" in empty.stderr
+    with open(CORPUS / "recompiles" / "torch_logs.txt", "rb") as pipe_in:
+        big = subprocess.run([sys.executable, "-m", "tlview", "--report", "-"], stdin=pipe_in, capture_output=True,
+                             text=True, timeout=60, env={**os.environ, "TLVIEW_STDIN_MAX": "100K"})
+    assert big.returncode == 2 and "stdin passed TLVIEW_STDIN_MAX (102,400 bytes)" in big.stderr

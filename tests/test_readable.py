@@ -83,3 +83,39 @@ async def test_a_narrow_status_line_keeps_the_failures_and_problems(tmp_path, wi
         assert "3 failures" in line and "1 input problem" in line, line
         if width >= 100:
             assert "recompiles" in line and "graph break" in line, line
+
+
+def test_counts_are_said_in_their_number():
+    """`1 recompile`, `1 compile, 1 span`: never `1 recompiles`; a time has its unit."""
+    import re
+    import subprocess
+    import sys
+
+    from conftest import CORPUS
+
+    report = subprocess.run([sys.executable, "-m", "tlview", "--report", str(CORPUS / "recompiles" / "trace")],
+                            capture_output=True, text=True, timeout=120, check=True).stdout
+    assert "  1 recompile scale_by_int" in report and "  4 recompiles pooled" in report
+    assert not re.search(r"\b1 (recompiles|compiles|spans|compile ids|graph breaks|failures)\b", report)
+
+
+@pytest.mark.asyncio
+async def test_an_export_says_what_made_it_and_its_times_have_units():
+    """torch.export has no Dynamo frame: its compile's Summary says so (it read `function ?
+    location ?`), and the metrics of no compile id read in seconds (it read `0.001062`)."""
+    from conftest import SIZE, press, ready
+    from tlview.ui.app import TlviewApp
+
+    app = TlviewApp(str(GENERATED / "export" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        summary = app.detail.query_one("#summary-pane")
+        outside = summary.copy_text()
+        assert "compilation metrics of no compile id" in outside
+        assert any(line.startswith("backend (AOT+Inductor)") and line.endswith(" s") for line in outside.splitlines())
+        for _ in range(4):  # the group's records, the export's frame, then its [0/0]
+            if "[0/0]" in summary.copy_text():
+                break
+            await press(pilot, "j")
+        text = summary.copy_text()
+        assert "made by   torch.export (no Dynamo frame" in text and "function  ?" not in text

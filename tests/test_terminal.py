@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from conftest import CORPUS, tlview_command
 
 
@@ -28,10 +30,12 @@ def test_open_move_filter_quit(terminal):
     assert "Traceback" not in screen
 
 
-def test_follow_stdin_keeps_the_keyboard(terminal):
-    """`job 2>&1 | tlview --follow -`: the piped TORCH_LOGS text is shown, keys come from the tty."""
+@pytest.mark.parametrize("follow", ["--follow ", ""])
+def test_follow_stdin_keeps_the_keyboard(terminal, follow):
+    """`job 2>&1 | tlview --follow -` (or `tlview -`: a pipe is followed until it ends): the piped
+    TORCH_LOGS text is shown, keys come from the tty."""
     text = CORPUS / "recompiles" / "torch_logs.txt"
-    term = terminal(f"cat {text} | {tlview_command()} --follow -")
+    term = terminal(f"cat {text} | {tlview_command()} {follow}-")
     screen = term.wait_for("■ ended")  # cat closed the pipe: all of it read
     assert "12 compile ids" in screen and "[3/4]" in screen and "stdin" in screen
     assert "tlview-stdin" not in screen  # the temp copy of stdin is never shown

@@ -126,11 +126,24 @@ def _main(argv: list[str] | None) -> int:
         if args.report or args.json:
             return _fail("--follow is for the explorer; --report and --json read what is there now")
         return _tui_live(flt, args, path=args.path)
-    if args.path == "-":
-        return _fail("reading stdin needs --follow: python train.py 2>&1 | tlview --follow -")
+    if args.path == "-":  # the explorer follows the pipe until it ends; the others read it whole
+        headless = args.report or args.json or fail_on or args.perfetto is not None
+        return _headless_stdin(args, flt, fail_on) if headless else _tui_live(flt, args, path="-")
     if args.report or args.json or fail_on or args.perfetto is not None:
         return _headless(args, flt, fail_on)
     return _tui(args, flt)
+
+
+def _headless_stdin(args, flt, fail_on) -> int:
+    """`cmd | tlview --report -`: what the pipe holds once it ends, in a private copy."""
+    import tempfile
+
+    from tlview.source.stdin_log import copy_whole
+
+    with tempfile.TemporaryDirectory(prefix="tlview-stdin-") as folder:
+        args.path = os.path.join(folder, "stdin")
+        problem = copy_whole(args.path)
+        return _fail(problem) if problem else _headless(args, flt, fail_on)
 
 
 def _fail(message: str) -> int:

@@ -141,7 +141,7 @@ def render_report(summary: dict, console: Console) -> None:
         console.print(Text(f"Costs (total compile time {seconds(run['total_compile_seconds'])})", style="bold"))
         for f in run["recompiling_frames"][:10]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
-            line = Text(f"  {f['recompiles']} recompiles ", style="cyan")
+            line = Text(f"  {counted(f['recompiles'], 'recompile')} ", style="cyan")
             if grouped:
                 line.append(f"({whose(f['rank'], f['process'])}) ", style="dim")
             line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from rich.text import Text
 
+from tlview.model.look import counted
 from tlview.model.status import Status
 from tlview.textsafe import visible
 
@@ -67,13 +68,13 @@ def timeline_lines(timeline: dict, width: int = 120, rows_per_lane: int = ROWS_P
         for lane, own in zip(lanes, owned):
             line = Text(f"  {lane['label']}".ljust(label_width))
             line.append_text(_lane_bar(own, bar, total))
-            words = f" {duration(lane['busy_s'])} compiling, {lane['compiles']} compiles"
+            words = f" {duration(lane['busy_s'])} compiling, {counted(lane['compiles'], 'compile')}"
             line.append(words if len(line.plain) + len(words) <= width else f" {duration(lane['busy_s'])}",
                         style="dim")
             out.append(line)
     for lane, own in zip(lanes, owned):
         title = Text(f"\n{lane['label']}", style="bold")
-        title.append(f"  {lane['compiles']} compiles, {lane['spans']} spans, compiling "
+        title.append(f"  {counted(lane['compiles'], 'compile')}, {counted(lane['spans'], 'span')}, compiling "
                      f"{duration(lane['busy_s'])} of {duration(total)}", style="dim")
         out.append(title)
         out.append(_axis(row_label, bar, total))

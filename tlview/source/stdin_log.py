@@ -71,6 +71,25 @@ def gib(n: int) -> str:
     return f"{n / (1 << 30):,.1f} GiB".replace(".0 GiB", " GiB") if n >= 1 << 30 else size_text(n)
 
 
+def copy_whole(path: str) -> str | None:
+    """What the pipe on stdin holds, to its end, into `path` (`cmd | tlview --report -`), bounded
+    as the explorer's copy (TLVIEW_STDIN_MAX); or why not."""
+    if os.isatty(0):
+        return "stdin is a terminal: pipe a log in (python train.py 2>&1 | tlview --report -)"
+    try:
+        limit, copied = copy_limit(), 0
+    except NoLogsError as exc:
+        return str(exc)
+    with open(path, "wb") as out:
+        while chunk := os.read(0, 1 << 20):
+            copied += len(chunk)
+            if copied > limit:
+                return (f"stdin passed {MAX_VARIABLE} ({gib(limit)}): write it to a file and give "
+                        "tlview the file, or raise the limit")
+            out.write(chunk)
+    return None if copied else "stdin was empty: nothing was piped in"
+
+
 class TextCheck:
     """Whether a stream still looks like a log: text lines. `feed` each read of it (with the lines
     read before it, for messages: counting them again would double the cost); it returns why it

@@ -18,7 +18,7 @@ def tlview_commands(app: App) -> Iterable[SystemCommand]:
                             lambda w=word: app.set_filter(w))
     yield SystemCommand("Filter: clear", "show every compile id", app.action_clear_filter)
     for kind in JUMPS:
-        yield SystemCommand(f"Jump: next {kind}", f"select the next compile id with a {kind}",
+        yield SystemCommand(f"Jump: next {kind}", f"select the next compile id with {'an' if kind[0] in 'aeiou' else 'a'} {kind}",
                             lambda k=kind: app.action_jump(k, 1))
     for tab_id, title, what, _ in TABS:
         yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))

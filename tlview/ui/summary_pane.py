@@ -50,8 +50,11 @@ def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFile
     verdict = compile_.verdict
     function, location = place_of(compile_)
     where = _kv_table()
-    where.add_row("function", Text(visible(node.function() or function or "?")))
-    where.add_row("location", Text(visible(node.location() or location or "?")))
+    if verdict.export and not (node.function() or function):  # no frame: say what made it
+        where.add_row("made by", Text("torch.export (no Dynamo frame, so no function or location)"))
+    else:
+        where.add_row("function", Text(visible(node.function() or function or "?")))
+        where.add_row("location", Text(visible(node.location() or location or "?")))
     where.add_row("attempts", Text(", ".join(f"[{n.id}]" for n in compile_.attempts)))
     if (recompile := verdict.recompile) is not None:
         where.add_row("recompile of", Text(f"[{recompile.against.id}] (its guard failed)" if recompile.against
@@ -129,8 +132,11 @@ def outside_summary(entry: TreeEntry) -> Group:
     if node.metrics:
         counts_table = _kv_table()
         for key, label in TIMES + COUNTS:
-            if node.metrics.get(key) is not None:
-                counts_table.add_row(label, visible(str(node.metrics[key])))
+            value = node.metrics.get(key)
+            if isinstance(value, (int, float)) and (key, label) in TIMES:
+                counts_table.add_row(label, f"{value:.3f} s")
+            elif value is not None:
+                counts_table.add_row(label, visible(str(value)))
         parts += [Text("\ncompilation metrics of no compile id", style="bold"), counts_table]
     for failure in verdict.of(Kind.FAILURE):
         parts.append(Text(f"\n✗ {failure.cause}: ", style="bold red"))
