@@ -119,3 +119,21 @@ async def test_an_export_says_what_made_it_and_its_times_have_units():
             await press(pilot, "j")
         text = summary.copy_text()
         assert "made by   torch.export (no Dynamo frame" in text and "function  ?" not in text
+
+
+@pytest.mark.asyncio
+async def test_a_text_guard_tree_has_one_header():
+    """TORCH_LOGS text logs one guard tree from three places (its header, its lines, its latency):
+    the Guards pane showed `# guards / GUARDS: / # guards`; one header now, the tree whole."""
+    from conftest import CORPUS, SIZE, press, ready
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.guards_pane import guards_text
+
+    app = TlviewApp(str(CORPUS / "recompiles" / "torch_logs.txt"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "j")
+        text = guards_text(app._selection(app.tree.entry))
+        lines = text.splitlines()
+        assert lines.count("# guards") == 1 and lines[:2] == ["# guards", "GUARDS:"]
+        assert "TREE_GUARD_MANAGER:" in lines and any("EQUALS_MATCH: L['n'] == 2" in line for line in lines)

@@ -12,9 +12,14 @@ def guards_text(selection: Selection) -> str:
     """Read from disk: call from a worker thread."""
     node = selection.entry.node
     parts = []
+    named = None
     for art in node.artifacts_in(Role.GUARDS):
         payload = art.load()
-        parts.append(f"# {art.name}" + ("  (md5 mismatch)" if payload.md5_ok is False else ""))
+        # one header for the pieces of one block (TORCH_LOGS text logs a guard tree from several
+        # places: its header, its lines, its latency), and for each bad one
+        if art.name != named or payload.md5_ok is False:
+            parts.append(f"# {art.name}" + ("  (md5 mismatch)" if payload.md5_ok is False else ""))
+        named = art.name
         parts.append(payload.text)
     added = [d for d in node.dynamic if d.is_guard]
     if added:
