@@ -142,7 +142,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     early = Index().add_log(log)
     early.size = path.stat().st_size
     parallel.start_early(early, first=first, step=step)
-    assert len(asked) == 1 and len(parallel._ASKED[str(path)][3]) >= 2  # parts asked for now
+    assert len(asked) == 1 and len(parallel._ASKED[str(path)].futures) >= 2  # parts asked for now
 
     index = Index()
     source = index.add_log(log)
@@ -153,7 +153,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     assert build_summary(index) == build_summary(single)
 
     parallel.start_early(early, first=first, step=step)
-    pool = parallel._ASKED[str(path)][1]
+    pool = parallel._ASKED[str(path)].pool
     checked = Index(verify_md5=True)
     source = checked.add_log(log)
     source.size = early.size

@@ -20,6 +20,7 @@ import sys
 import threading
 import time
 from contextlib import contextmanager
+from typing import NamedTuple
 
 from tlview.model.index import Index
 from tlview.source.trace_file import TraceFile
@@ -211,14 +212,14 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     one worker sat idle while the other read the last part, and that part's merge came last.
     """
     source.peek_process()
-    started = _ASKED.pop(source.path, None)
-    if started is None or started[0] != _asked_key(source, first, step):
-        if started is not None and started[1] is not None:  # asked for otherwise: not these parts
-            _POOLS.discard(started[1])
-            _stop_workers(started[1])
-            started[1].shutdown(wait=False, cancel_futures=True)
-        started = _ask_pool(source, workers, first, step)
-    _key, pool, starts, futures = started
+    asked = _ASKED.pop(source.path, None)
+    if asked is None or asked.key != _asked_key(source, first, step):
+        if asked is not None and asked.pool is not None:  # asked for otherwise: not these parts
+            _POOLS.discard(asked.pool)
+            _stop_workers(asked.pool)
+            asked.pool.shutdown(wait=False, cancel_futures=True)
+        asked = _ask_pool(source, workers, first, step)
+    pool, starts, futures = asked.pool, asked.starts, asked.futures
     from concurrent.futures import TimeoutError as FuturesTimeout
 
     if not starts:
@@ -252,20 +253,31 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
 
 
 _POOLS: set = set()  # the pools indexing now
-_ASKED: dict = {}  # path -> (key, pool, starts, futures): parts asked for before the index wants them
+
+
+class AskedParts(NamedTuple):
+    """A file's parts asked of a pool: how they were cut and read (`key`), and their futures."""
+
+    key: tuple
+    pool: object  # a ProcessPoolExecutor, None when the file is one part (read where it is asked)
+    starts: list  # the byte offset of each part after the first range
+    futures: list
+
+
+_ASKED: dict[str, AskedParts] = {}  # parts asked for before the index wants them, by path
 
 
 def _asked_key(source: TraceFile, first: int, step: int) -> tuple:
     return (source.verify_md5, source.rank_from_name, source.pid, source.started, first, step)
 
 
-def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> tuple:
+def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> AskedParts:
     """The pool, and its parts asked for: the ranges after the first (indexed where it is asked)."""
     source.peek_process()
     start = next_envelope(source, first)
     key = _asked_key(source, first, step)
     if start is None:
-        return key, None, [], []
+        return AskedParts(key, None, [], [])
     starts = [start]
     while (following := next_envelope(source, starts[-1] + step)) is not None:
         starts.append(following)
@@ -276,7 +288,7 @@ def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> 
                                source.rank_from_name, (source.pid, source.started))
                    for a, b in zip(starts, ends)]
     _below_the_explorer(pool)
-    return key, pool, starts, futures
+    return AskedParts(key, pool, starts, futures)
 
 
 def start_early(source: TraceFile, workers: int | None = None, first: int = 8 << 20, step: int = 24 << 20) -> None:
@@ -285,6 +297,7 @@ def start_early(source: TraceFile, workers: int | None = None, first: int = 8 <<
     it had, and the tree was whole 2.0-2.3 s after the start. `index_with_pool` takes them,
     if the file is indexed the same way; a pool nobody takes is stopped at exit (stop_pools)."""
     _ASKED[source.path] = _ask_pool(source, workers, first, step)
+
 
 # What the pool's processes need, imported once in the forkserver they fork from: each of them
 # imported it anew (0.25 s, two at once, on the way to their first part).
