@@ -275,3 +275,25 @@ async def test_a_filter_that_hides_the_selected_entry_moves_the_panes_with_the_t
             assert app.tree.entry is not None and app.tree.entry.key in shown
         else:
             assert app.tree.entry is None and app.detail.selection.entry is None
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tab", ["1", "2", "5", "9"])
+async def test_m_from_the_tree_maximizes_the_panes_and_gives_the_tree_back(tab):
+    """`m` with the tree focused maximizes the panes with their tabs, on any tab (nothing happened
+    on Summary, Run and Graph breaks); `m` again (or Esc) restores, the tree has the focus again,
+    and j moves it (it was dead: the focus stayed in the pane)."""
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, tab)
+        app.tree.focus()
+        await pilot.pause()
+        for restore in ("m", "escape"):
+            await press(pilot, "m")
+            assert app.screen.maximized is app.detail and app.detail.has_focus_within, (tab, app.focused)
+            await press(pilot, restore)
+            assert app.screen.maximized is None and app.focused is app.tree, (tab, restore, app.focused)
+            before = app.tree.cursor_line
+            await press(pilot, "j")
+            assert app.tree.cursor_line == before + 1

@@ -130,6 +130,7 @@ class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActi
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
         self.tree.focus()
+        self.watch(self.screen, "maximized", self.maximized_changed, init=False)
         if self.live is not None:
             work = partial(workers.follow_logs, self, self.live, self.job)
         else:

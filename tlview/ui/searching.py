@@ -52,11 +52,25 @@ class PaneReading:
     def on_payload_view_search_asked(self, message: PayloadView.SearchAsked) -> None:
         self.query_one(SearchBar).open(message.view)
 
+    _focused_before_maximize = None  # where `m` was pressed: focused again once restored
+
     def action_toggle_maximize(self) -> None:
+        """The panes with their tabs fill the screen, from the tree or from inside a pane (Textual
+        maximized the focused widget's container: nothing from the Summary, and the tree kept a
+        pane's focus after, so j no longer moved it)."""
         screen = self.screen
         if screen.maximized is not None:
-            screen.minimize()
+            screen.minimize()  # (the focus goes back in maximized_changed)
             return
+        self._focused_before_maximize = screen.focused
         target = screen.focused if self.detail.has_focus_within else self.detail.main_view()
+        screen.maximize(self.detail, container=False)
         screen.set_focus(target)
-        screen.maximize(target)
+
+    def maximized_changed(self, maximized) -> None:
+        """Restored (`m` again, or Esc): the focus goes back to where `m` was pressed."""
+        if maximized is not None:
+            return
+        back, self._focused_before_maximize = self._focused_before_maximize, None
+        if back is not None and back.is_attached:
+            self.call_after_refresh(self.screen.set_focus, back)  # (once shown again: focusable)
