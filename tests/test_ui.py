@@ -297,3 +297,28 @@ async def test_m_from_the_tree_maximizes_the_panes_and_gives_the_tree_back(tab):
             before = app.tree.cursor_line
             await press(pilot, "j")
             assert app.tree.cursor_line == before + 1
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("tab, view", [("1", "#summary-pane"), ("5", "#breaks-pane"), ("9", "#run-body")])
+async def test_every_pane_reads_with_j_k_g_G_space(tab, view):
+    """Summary, Graph breaks and Run scroll as the payload views do (only arrows and PageDown did)."""
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "b", tab)
+        widget = app.query_one(view)
+        await until(pilot, lambda: widget.max_scroll_y > 3, what="a pane longer than the screen")
+        widget.focus()
+        await pilot.pause()
+        await press(pilot, "j", "j")
+        assert widget.scroll_y == 2
+        await press(pilot, "k")
+        assert widget.scroll_y == 1
+        await press(pilot, "G")
+        await until(pilot, lambda: widget.scroll_y == widget.max_scroll_y, what="the bottom")
+        await press(pilot, "g")
+        await until(pilot, lambda: widget.scroll_y == 0, what="the top")
+        await press(pilot, "space")
+        await until(pilot, lambda: widget.scroll_y > 3, what="a page down")
+        assert app.tree.has_focus is False  # the keys read the pane, not the tree

@@ -12,6 +12,7 @@ from tlview.model.tree import TreeEntry
 from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
+from tlview.ui.reading_keys import SCROLL_BINDINGS
 
 
 def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
@@ -62,6 +63,8 @@ def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
 
 
 class BreaksPane(Pane, VerticalScroll):
+    BINDINGS = SCROLL_BINDINGS
+
     def compose(self):
         yield Static(id="breaks-body")
 

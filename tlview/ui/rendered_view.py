@@ -16,6 +16,8 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tlview.ui.reading_keys import SCROLL_BINDINGS
+
 DRAWN_LINES = 512  # drawn lines kept (a few screens)
 
 
@@ -35,6 +37,8 @@ def render_strips(view: Group, console: Console, width: int,
 class RenderedView(ScrollView, can_focus=True):
     """Shows strips rendered elsewhere; keeps the renderable they came from (`content`: what `y`
     copies)."""
+
+    BINDINGS = SCROLL_BINDINGS
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)

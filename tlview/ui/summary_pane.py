@@ -18,6 +18,7 @@ from tlview.model.verdict import Kind, place_of
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
+from tlview.ui.reading_keys import SCROLL_BINDINGS
 
 TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_s", "backend (AOT+Inductor)"),
          ("inductor_compile_time_s", "inductor"), ("code_gen_time_s", "codegen"),
@@ -157,6 +158,8 @@ def group_summary(entry: TreeEntry) -> Group:
 
 
 class SummaryPane(Pane, VerticalScroll):
+    BINDINGS = SCROLL_BINDINGS
+
     def compose(self):
         yield Static(id="summary-body")
 
