@@ -322,3 +322,25 @@ async def test_every_pane_reads_with_j_k_g_G_space(tab, view):
         await press(pilot, "space")
         await until(pilot, lambda: widget.scroll_y > 3, what="a page down")
         assert app.tree.has_focus is False  # the keys read the pane, not the tree
+
+
+@pytest.mark.asyncio
+async def test_slash_on_the_graph_dropdown_searches_the_graph():
+    """At 80x24 the Graphs pane's list is a dropdown: `/` there opened the tree's filter. It
+    searches the graph shown, as `/` in the graph does; in the tree, `/` still filters."""
+    from tlview.ui.filter_bar import FilterBar
+    from tlview.ui.searching import SearchBar
+
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "2")
+        app.query_one("#graph-select").focus()
+        await press(pilot, "slash")
+        bar = app.query_one(SearchBar)
+        assert bar.display and bar.view is app.query_one("#graph-view", PayloadView)
+        assert not app.query_one(FilterBar).display
+        await press(pilot, "escape")
+        app.tree.focus()
+        await press(pilot, "slash")
+        assert app.query_one(FilterBar).display

@@ -13,6 +13,7 @@ from tlview.model.tree import TreeModel
 from tlview.ui import workers
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.messages import PayloadMatches, while_shown
+from tlview.ui.payload_view import PayloadView
 from tlview.ui.tree_note import TreeNote
 
 
@@ -22,6 +23,12 @@ class Filtering:
         return self.query_one(FilterBar)
 
     def action_filter(self) -> None:
+        """`/` filters the tree; from inside a pane with a payload (its list of graphs, its
+        dropdown), it searches that payload, as `/` in the payload itself does."""
+        view = self.detail.main_view() if self.detail.has_focus_within else None
+        if isinstance(view, PayloadView):
+            view.action_search()
+            return
         self.filter_bar.open()
 
     def set_filter(self, expression: str) -> None:
