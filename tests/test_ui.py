@@ -344,3 +344,43 @@ async def test_slash_on_the_graph_dropdown_searches_the_graph():
         app.tree.focus()
         await press(pilot, "slash")
         assert app.query_one(FilterBar).display
+
+
+@pytest.mark.asyncio
+async def test_o_shows_the_output_code_and_the_choice_sticks_across_compile_ids():
+    """`o` from the tree: the Graphs pane with the output code, focused (it took 8 keys). The graph
+    chosen stays chosen on the next compile id (j reset it to the Dynamo graph), or the nearest
+    kind where that compile has none. From 100 columns the list stands beside the code."""
+    from tlview.ui.graphs_pane import GraphsPane
+
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        graphs = app.query_one(GraphsPane)
+        shown = lambda: graphs._artifacts[app.query_one("#graph-list").highlighted]  # noqa: E731
+        await press(pilot, "o")
+        assert app.detail.active == "graphs" and app.focused is app.query_one("#graph-view", PayloadView)
+        assert shown().kind.role.value == "code" and not graphs.has_class("-narrow")
+        assert any(b.key == "o" and b.action == "output_code" for b in app.BINDINGS)  # in the help
+        app.tree.focus()
+        seen = 0
+        for _ in range(5):
+            await press(pilot, "j")
+            if graphs._artifacts:  # (a frame's row has none)
+                assert shown().name == "inductor_output_code", app.tree.entry.title
+                seen += 1
+        assert seen >= 2
+        first, second = [e for e in app.model.compile_entries()][:2]
+        app.tree.select_key(first.key)
+        await press(pilot)
+        aot = next(i for i, a in enumerate(graphs._artifacts) if a.name == "aot_inference_graph")
+        app.query_one("#graph-list").highlighted = aot  # the user picks the AOT graph
+        await press(pilot)
+        app.tree.select_key(second.key)
+        await press(pilot)
+        assert shown().name == "aot_inference_graph"
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "o")
+        assert app.query_one(GraphsPane).has_class("-narrow")  # a dropdown at 80 columns

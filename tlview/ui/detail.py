@@ -97,6 +97,12 @@ class DetailPane(Vertical):
         self.selection = selection
         self._fill(self.active)
 
+    def open(self, tab_id: str):
+        """Show this tab with the selection now (not once the tab's activation comes): its pane."""
+        self.active = tab_id
+        self._fill(tab_id)
+        return self.pane(tab_id)
+
     def _fill(self, tab_id: str) -> None:
         if not tab_id or self._shown.get(tab_id) == self.selection:
             return

@@ -9,6 +9,7 @@ from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from tlview.model.artifacts import Artifact
+from tlview.model.kinds import Role
 from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
@@ -29,7 +30,26 @@ def graph_artifacts(entry: TreeEntry) -> list[Artifact]:
     return sorted(arts, key=lambda a: (a.kind.order, a.rec))
 
 
-NARROW = 90  # columns of the pane below which the list becomes a one-line selector
+SIDE_LIST_FROM = 100  # terminal columns from which the list stands beside the code
+NARROW = 60  # ... and pane columns below which it never does (a wide tree)
+
+
+def same_or_nearest(artifacts: list[Artifact], chosen: tuple[str, int, int] | None) -> int:
+    """The index of the artifact to show: the one chosen before (its name, its place among those
+    of that name, its kind's order), else the first of that name, else the nearest kind (an AOT
+    graph for an Inductor one); the first when nothing was chosen."""
+    if chosen is None or not artifacts:
+        return 0
+    name, nth, order = chosen
+    same = [i for i, a in enumerate(artifacts) if a.name == name]
+    if same:
+        return same[min(nth, len(same) - 1)]
+    return min(range(len(artifacts)), key=lambda i: (abs(artifacts[i].kind.order - order), i))
+
+
+def choice_of(artifacts: list[Artifact], index: int) -> tuple[str, int, int]:
+    art = artifacts[index]
+    return art.name, sum(1 for a in artifacts[:index] if a.name == art.name), art.kind.order
 
 
 class GraphsPane(Pane, Horizontal):
@@ -48,6 +68,8 @@ class GraphsPane(Pane, Horizontal):
         super().__init__(**kwargs)
         self._artifacts: list[Artifact] = []
         self._from = ""  # the attempt the graphs come from, when not the entry's own
+        self._chosen: tuple[str, int, int] | None = None  # what the user picked: kept across compile ids
+        self._placed: int | None = None  # what show() highlighted (not the user's choice)
 
     def compose(self):
         yield OptionList(id="graph-list")
@@ -57,7 +79,7 @@ class GraphsPane(Pane, Horizontal):
             yield PayloadView(id="graph-view")
 
     def on_resize(self) -> None:
-        narrow = self.size.width < NARROW
+        narrow = self.app.size.width < SIDE_LIST_FROM or self.size.width < NARROW
         if narrow and not self.has_class("-narrow"):
             self._fill_select()
         self.set_class(narrow, "-narrow")
@@ -82,15 +104,25 @@ class GraphsPane(Pane, Horizontal):
         if self.has_class("-narrow"):
             self._fill_select()
         if self._artifacts:
-            options.highlighted = 0
+            self._placed = options.highlighted = same_or_nearest(self._artifacts, self._chosen)
         else:
             self.query_one("#graph-view", PayloadView).set_text("", None)
             self.query_one("#graph-info", Static).update(
                 Text("no graphs for this entry" if entry is not None else "", style="dim"))
 
+    def pick(self, role: Role) -> bool:
+        """Show the first artifact of `role` (the output code: `o`); False when there is none."""
+        found = next((i for i, a in enumerate(self._artifacts) if a.kind.role is role), None)
+        if found is not None:
+            self.query_one("#graph-list", OptionList).highlighted = found
+        return found is not None
+
     @on(OptionList.OptionHighlighted, "#graph-list")
     def _picked(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_index < len(self._artifacts):
+            if event.option_index != self._placed:  # the user's choice (a nearest one is not)
+                self._chosen = choice_of(self._artifacts, event.option_index)
+            self._placed = None
             select = self.query_one("#graph-select", Select)
             if self.has_class("-narrow") and select.value != event.option_index:
                 select.value = event.option_index

@@ -40,6 +40,8 @@ BINDINGS = [
         "previous / next rank (all ranks, 0, 1, ...)", "next-rank", key_display="]", show=False),
     key("m", "toggle_maximize", "Maximize", "Panes", "maximize the panes / restore (Esc restores too)",
         "maximize"),
+    key("o", "output_code", "Output code", "Panes", "the output code of the selected compile id",
+        "output-code", show=False),
     key("y", "copy_payload", "Copy", "Panes", "copy the shown payload (OSC 52: works over SSH)", "copy",
         show=False),
     key("e", "open_external", "Pager", "Panes", "open the shown payload in $PAGER / $EDITOR",

@@ -8,6 +8,7 @@ from textual import on
 from textual.binding import Binding
 from textual.widgets import Input
 
+from tlview.model.kinds import Role
 from tlview.ui.bar_input import BarInput
 from tlview.ui.payload_view import PayloadView
 
@@ -53,6 +54,15 @@ class PaneReading:
         self.query_one(SearchBar).open(message.view)
 
     _focused_before_maximize = None  # where `m` was pressed: focused again once restored
+
+    def action_output_code(self) -> None:
+        """`o`: the output code of the selected compile id, in one key (it took eight)."""
+        graphs = self.detail.open("graphs")
+        if graphs.pick(Role.CODE):
+            self.screen.set_focus(self.query_one("#graph-view", PayloadView))
+        elif self.detail.selection.entry is not None:
+            self.notify("no output code for this entry (TORCH_LOGS text needs output_code; a compile "
+                        "that failed or broke before Inductor has none)", timeout=5, markup=False)
 
     def action_toggle_maximize(self) -> None:
         """The panes with their tabs fill the screen, from the tree or from inside a pane (Textual
