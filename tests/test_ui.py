@@ -245,7 +245,7 @@ async def test_a_pane_loader_that_fails_is_shown_and_the_app_goes_on(monkeypatch
         said = f"the {title} pane could not load: ValueError: a [bold]broken[/] payload"
         await until(pilot, lambda: said in str(status_text(app.facts)), what="the failure on the status line")
         assert app.is_running and app.return_code is None
-        assert any(said in str(n.message) for n in app._notifications)  # the toast, as written
+        assert any(said in str(n.message) for n in app.said)  # as written
         await press(pilot, "1")  # keys still work
         assert app.detail.active == "summary" and app.is_running
         broken["on"] = False
@@ -384,3 +384,26 @@ async def test_o_shows_the_output_code_and_the_choice_sticks_across_compile_ids(
         await ready(app, pilot)
         await press(pilot, "o")
         assert app.query_one(GraphsPane).has_class("-narrow")  # a dropdown at 80 columns
+
+
+@pytest.mark.asyncio
+async def test_what_the_app_says_covers_no_pane():
+    """`b` said "graph break 1 of 7" in a toast over the Summary's "restarted because" lines: it is
+    said on the footer's line for a moment (the keys come back after), and no toast is drawn."""
+    from textual.widgets._toast import Toast
+
+    from tlview.ui.key_hints import KeyHints
+
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(100, 30)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "b")
+        footer = app.query_one(KeyHints)
+        said = app.said[-1].message
+        assert said.startswith("graph break ") and " of 7: " in said
+        assert said in str(footer.render()) and not app.query(Toast)
+        await until(pilot, lambda: "? Help" in str(footer.render()), what="the keys back")
+        await press(pilot, "m")  # maximized: the footer's line is still there
+        await press(pilot, "b")
+        assert app.said[-1].message != said and app.said[-1].message in str(footer.render())
+        assert footer.display and footer.region.height == 1

@@ -224,7 +224,7 @@ async def test_jumps_stop_at_the_last_before_wrapping_and_one_recompile_says_so(
         assert app.tree.entry.title == "[0/1]"
         await press(pilot, "r")
         assert app.tree.entry.title == "[0/1]"
-        assert any("the only recompile" in n.message for n in app._notifications)
+        assert any("the only recompile" in n.message for n in app.said)
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
@@ -232,10 +232,10 @@ async def test_jumps_stop_at_the_last_before_wrapping_and_one_recompile_says_so(
         for title in stops:
             await press(pilot, "r")
             assert app.tree.entry.title == title
-        assert any(f"recompile {len(stops)} of {len(stops)}" in n.message for n in app._notifications)
+        assert any(f"recompile {len(stops)} of {len(stops)}" in n.message for n in app.said)
         await press(pilot, "r")  # at the last: says so and stays
         assert app.tree.entry.title == stops[-1]
-        assert any("that was the last recompile" in n.message for n in app._notifications)
+        assert any("that was the last recompile" in n.message for n in app.said)
         await press(pilot, "r")  # again: wraps
         assert app.tree.entry.title == stops[0]
 

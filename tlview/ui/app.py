@@ -39,7 +39,7 @@ from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.jumping import Jumps
-from tlview.ui.key_hints import KeyHints
+from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
 from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
 from tlview.ui.no_color import readable_no_color
@@ -63,10 +63,12 @@ VIEWS_EVERY = 0.25  # seconds at least between two refreshes of the views while 
 VIEWS_SHARE = 10  # ... and ten times what the last one took
 
 
-class TlviewApp(KeysFirst, Following, Filtering, Jumps, PaneReading, PayloadActions, App[int]):
+class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneReading, PayloadActions,
+                App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
+    ALLOW_IN_MAXIMIZED_VIEW = "KeyHints, StatusLine, SearchBar"  # what it says, the counts, a search
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
                  poll: bool = False, kind: str | None = None, job=None, input_ended=None,

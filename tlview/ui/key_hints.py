@@ -1,5 +1,6 @@
 """The footer: the keys that work where the focus is, on one line (`q Quit  ? Help  / Filter`),
-the command palette's key on the right.
+the command palette's key on the right; and, for a moment, what the app says (`say`): a toast
+covered the panes' text ("restarted because", "match 2 of 7"), this line covers nothing.
 
 Written here, not Textual's Footer: that one composes a widget per key and recomposes them all on
 every change of the bindings, that is on every focus change (the tree to a pane, a search bar
@@ -10,9 +11,15 @@ key's time. This is one Static updated with one line. A key is still clicked as 
 
 from __future__ import annotations
 
+from collections import deque
+from dataclasses import dataclass
+
 from rich.style import Style
 from rich.text import Text
+from textual.message import Message
 from textual.widgets import Static
+
+SAID_KEPT = 100  # what the app said, kept for tests and for a look back
 
 
 class KeyHints(Static):
@@ -36,6 +43,8 @@ class KeyHints(Static):
         self.shown: list[tuple[str, str, str]] = []  # (key, as shown, description), left to right
         self._hints: tuple | None = None  # (the keys, the palette's key) to draw
         self._drawn: tuple | None = None
+        self._said: Text | None = None  # what the app says, shown instead of the keys for a moment
+        self._said_timer = None
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -61,8 +70,31 @@ class KeyHints(Static):
         self._hints = (tuple(shown), palette)
         self._draw()
 
+    SEVERITY_STYLE = {"information": "bold", "warning": "bold #ffd75f", "error": "bold #ff5f5f"}
+
+    def say(self, title: str, message: Text, severity: str, seconds: float) -> None:
+        said = Text(" ")
+        if title:
+            said.append(f"{title}: ", style=self.SEVERITY_STYLE.get(severity, "bold"))
+        said.append_text(message)
+        said.stylize(self.SEVERITY_STYLE.get(severity, "bold") if severity != "information" else "")
+        self._said = said
+        if self._said_timer is not None:
+            self._said_timer.stop()
+        self._said_timer = self.set_timer(seconds, self.unsay)
+        self.update(said)
+
+    def unsay(self) -> None:
+        if self._said_timer is not None:
+            self._said_timer.stop()
+        self._said = self._said_timer = None
+        self._drawn = None
+        self._draw()
+
     def _draw(self) -> None:
         hints = self._hints
+        if self._said is not None:
+            return  # the keys come back when what was said is over
         if hints is None or (hints, self.size.width) == self._drawn:
             return  # the same keys: no redraw (a focus change within one widget's keys)
         self._drawn = (hints, self.size.width)
@@ -89,3 +121,43 @@ class KeyHints(Static):
         hint.append(display, key_style + dim + click)
         hint.append(f" {description} ", words_style + dim + click)
         return hint
+
+
+
+@dataclass
+class Said(Message):
+    """What the app says (App.notify): said on the footer's line, on the app's thread."""
+
+    title: str
+    message: str
+    severity: str
+    seconds: float
+    markup: bool
+
+
+class SaysOnTheFooter:
+    """Mixed into the app: what it says (`notify`, thread-safe as Textual's) is said on the
+    footer's line for a moment, where it covers nothing, and kept in `said` (the newest last).
+    Textual's toasts covered the panes' text ("restarted because", "match 2 of 7")."""
+
+    @property
+    def said(self) -> deque:
+        return self.__dict__.setdefault("_said_log", deque(maxlen=SAID_KEPT))
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.post_message(Said(title, message, severity, seconds, markup))
+
+    def clear_notifications(self) -> None:
+        for hints in self.query(KeyHints):
+            hints.unsay()
+
+    def on_said(self, event: Said) -> None:
+        self.said.append(event)
+        try:
+            message = Text.from_markup(event.message) if event.markup else Text(event.message)
+        except Exception:  # noqa: BLE001 - not valid markup: as written
+            message = Text(event.message)
+        for hints in self.query(KeyHints):
+            hints.say(event.title, message, event.severity, event.seconds)
