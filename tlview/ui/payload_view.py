@@ -25,6 +25,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tlview.ui.messages import ReportsWork
+from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, TextSearch, display_line
 
@@ -59,11 +60,7 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
     """
     COMPONENT_CLASSES = {"payload--gutter", "payload--match", "payload--match-current"}
     BINDINGS = [
-        key("j", "scroll_down", "Down", "Reading", "scroll down / up", "view-down", show=False),
-        key("k", "scroll_up", "Up", "Reading", "scroll down / up", "view-up", show=False),
-        key("g", "top", "Top", "Reading", "top / bottom of the payload", "view-top", show=False),
-        key("G", "bottom", "Bottom", "Reading", "top / bottom of the payload", "view-bottom", show=False),
-        key("space", "page_down", "Page down", "Reading", "page down", "view-page", show=False),
+        *SCROLL_BINDINGS,
         key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
             "view-search", key_display="/"),
         key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
@@ -242,12 +239,6 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
         if self._row_of is None and not (x <= column < x + self._body_width - len(self.search.query)):
             x = max(0, column - 10)
         self.scroll_to(x, y, animate=False)
-
-    def action_top(self) -> None:
-        self.scroll_home(animate=False)
-
-    def action_bottom(self) -> None:
-        self.scroll_end(animate=False)
 
     def highlighted(self, index: int) -> Text:
         """Line `index` as it is drawn: made visible, highlighted (cached). Lines are highlighted
