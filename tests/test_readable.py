@@ -137,3 +137,23 @@ async def test_a_text_guard_tree_has_one_header():
         lines = text.splitlines()
         assert lines.count("# guards") == 1 and lines[:2] == ["# guards", "GUARDS:"]
         assert "TREE_GUARD_MANAGER:" in lines and any("EQUALS_MATCH: L['n'] == " in line for line in lines)
+
+
+@pytest.mark.asyncio
+async def test_the_footer_shows_whole_hints_at_80_columns():
+    """At 80x24 the footer cut its last hint ("m Maxi", "^p palettez"): whole hints only."""
+    from conftest import CORPUS, SIZE, ready
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.key_hints import KeyHints
+
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        footer = app.query_one(KeyHints)
+        footer.unsay()
+        app.query_one("#graph-view").focus()  # a pane's keys: more than fit
+        await pilot.pause()
+        line = str(footer.render()).rstrip()
+        assert len(line) <= 80 and line.startswith(" / Search") and "? Help" in line
+        words = {description for _, _, description in footer.shown}
+        assert line.endswith(tuple(words)), line  # ends on a whole hint

@@ -103,7 +103,10 @@ class KeyHints(Static):
         words_style = self.get_component_rich_style("key-hints--description", partial=True)
         line = Text(no_wrap=True, overflow="crop")
         for key, display, description, enabled in shown:
-            line.append_text(self._hint(key, display, description, enabled, key_style, words_style))
+            hint = self._hint(key, display, description, enabled, key_style, words_style)
+            if self.size.width and line.cell_len + hint.cell_len > self.size.width:
+                break  # whole hints only (at 80 columns one was cut: "m Maxi", "^p palettez")
+            line.append_text(hint)
         if palette is not None:
             right = self._hint(*palette, key_style, words_style)
             room = self.size.width - line.cell_len - right.cell_len - 1
