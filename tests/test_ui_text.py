@@ -3,7 +3,8 @@ of the input (EOF on a pipe, a log nobody writes) closes the last record."""
 
 from __future__ import annotations
 
-from conftest import CORPUS, GENERATED, SIZE, plain, press, ready, tlview_command, until
+from conftest import CORPUS, GENERATED, SIZE, json_for, plain, press, ready, tlview_command, until
+from tlview.model.look import seconds
 from tlview.ui.app import TlviewApp
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.status_line import StatusLine
@@ -40,8 +41,10 @@ async def test_panes_on_text_alone():
         await until(pilot, lambda: "against [5/0]" in diff.text)
         assert "-| | +- EQUALS_MATCH: L['n'] == 2" in diff.text
         assert "(the same guards)" not in diff.text and "(the same graph)" not in diff.text
-        await press(pilot, "9")  # Run: no compile times in text: unknown, not 0.0 s
-        await until(pilot, lambda: "Total compile time unknown" in plain(app.query_one("#run-body")))
+        await press(pilot, "9")  # Run: no compile times in text: the line times, said so
+        total = seconds(json_for(TYPICAL)["run_summary"]["total_compile_seconds"])
+        await until(pilot, lambda: f"Total compile time {total}, from TORCH_LOGS line times"
+                    in plain(app.query_one("#run-body")))
 
 
 def _up_to_last_break(source) -> bytes:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tlview.diagnose.classify import diagnose_node
+from tlview.diagnose.timeline import line_span
 from tlview.model.verdict import Kind, place_of
 from tlview.model.index import Index
 
@@ -33,10 +34,31 @@ def _sum(values: list) -> float | None:
     return round(sum(known), 3) if known else None
 
 
+# Where the costs' seconds come from: a trace's compilation metrics, else (TORCH_LOGS text has no
+# compile times) the time from a compile id's first to its last line, which is said with them.
+METRICS, LINE_TIMES = "compilation metrics", "TORCH_LOGS line times (a compile id's first to last line)"
+
+
+def _line_times(index: Index, rank, known: dict) -> dict:
+    """(rank, process, id) -> seconds between the first and last lines of each compile that only
+    TORCH_LOGS text tells of (its metrics, had there been any, are in `known`)."""
+    found = {}
+    for (group, _key), compile_ in list(index.compiles.items()):
+        key = (group.rank, group.pid, str(compile_.key))
+        if (rank is not ... and group.rank != rank) or key in known or compile_.final_metrics is not None:
+            continue
+        # (one line, or lines of one moment, tell no time: unknown, not 0 s)
+        if (span := line_span(compile_)) is not None and span[1] > span[0]:
+            found[key] = round(span[1] - span[0], 6)
+    return found
+
+
 def run_summary(index: Index, rank=...) -> dict:
     """The problems of the run ranked by what they cost."""
     rows = timeline(index, rank)
     time_of = {(r["rank"], r["process"], r["id"]): r["total"] for r in rows}
+    from_lines = _line_times(index, rank, time_of)
+    time_of.update(from_lines)
     frames: dict = defaultdict(lambda: {"compiles": 0, "recompiles": 0, "times": [], "recompile_times": [],
                                         "causes": defaultdict(int)})
     breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
@@ -80,7 +102,8 @@ def run_summary(index: Index, rank=...) -> dict:
                 for (g, cause, why), v in breaks.items()]
     repeated.sort(key=lambda b: (-b["count"], -(b["seconds"] or 0.0)))
     return {
-        "total_compile_seconds": _sum([r["total"] for r in rows]),
+        "total_compile_seconds": _sum(list(time_of.values())),
+        "times_from": [what for what, used in ((METRICS, rows), (LINE_TIMES, from_lines)) if used],
         "recompiling_frames": recompiling,
         "graph_breaks": repeated,
         "failures": failures,

@@ -131,11 +131,16 @@ def _text_rows(compiles: list[Compile]) -> list[dict]:
     """A compile id's span by the times of its first and last TORCH_LOGS lines."""
     rows = []
     for compile_ in compiles:
-        times = [t for node in compile_.attempts for record in node.text_records[:1] + node.text_records[-1:]
-                 if (t := text_time(record.source, record.rec)) is not None]
-        if times:
-            rows.append(_row(compile_, str(compile_.key), "compile", min(times), max(times)))
+        if (span := line_span(compile_)) is not None:
+            rows.append(_row(compile_, str(compile_.key), "compile", *span))
     return rows
+
+
+def line_span(compile_: Compile) -> tuple[float, float] | None:
+    """(start, end): the times of a compile id's first and last TORCH_LOGS lines, or None."""
+    times = [t for node in compile_.attempts for record in node.text_records[:1] + node.text_records[-1:]
+             if (t := text_time(record.source, record.rec)) is not None]
+    return (min(times), max(times)) if times else None
 
 
 def text_time(log, rec: int) -> float | None:

@@ -42,6 +42,7 @@ class TextEvidence:
     backend_done: bool = False  # "Step 2: done compiler function inductor"
     no_ops: bool = False  # "skipping: f (reason: ... No ops traced for the FX graph ...)"
     inferred_id: bool = False  # the text names no compile id for it: the next frame id was taken
+    guard_checks: int = 0  # the leaves of its logged guard tree (TORCH_LOGS=guards)
 
     @property
     def compiled(self) -> bool:

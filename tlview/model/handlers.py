@@ -168,7 +168,10 @@ def on_graph_break(index: "Index", record: Record) -> None:
         if node is not None:
             node.graph_breaks.append(parse_graph_break(record.payload or "", record.source, record.rec))
     elif node is not None and is_graph_break_message(record.text.lines):
-        node.text.graph_breaks.append(parse_graph_break(record.payload or "", record.source, record.rec))
+        graph_break = parse_graph_break(record.payload or "", record.source, record.rec)
+        node.text.graph_breaks.append(graph_break)
+        if function := graph_break.user_function():
+            index.name_frame(node, *function, FIRST_OP)
 
 
 def on_dynamo_error(index: "Index", record: Record) -> None:
@@ -218,6 +221,7 @@ def on_text_artifact(index: "Index", record: Record) -> None:
     if node is None or node.in_trace or index.has_traces:
         return  # the trace of the same run has these records (and their md5)
     attach(index, record)
+    node.text.guard_checks += record.text.counted
     if record.kind.name == "dynamo_output_graph":
         for line in record.text.lines:  # the first lines of a traced graph (kept for this)
             if m := _GRAPH_FILE.search(line):

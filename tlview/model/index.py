@@ -22,7 +22,7 @@ from tlview.model import handlers as H
 from tlview.model.kinds import Reads, Record
 from tlview.model.parts import IndexParts
 from tlview.model.problems import Problem
-from tlview.model.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
+from tlview.model.registry import COUNTED_TEXT_LINES, KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 from tlview.source.discover import TRACE, FoundLog
 from tlview.source.text_log import TextLines, TextLog
 from tlview.source.trace_file import TraceFile
@@ -40,6 +40,7 @@ class Index(IndexParts):
     lazy_kinds = LAZY_KINDS
     silent_kinds = SILENT_KINDS
     lazy_text_channels = LAZY_TEXT_CHANNELS
+    counted_text_lines = COUNTED_TEXT_LINES
 
     def __init__(self, verify_md5: bool = False) -> None:
         self.verify_md5 = verify_md5

@@ -8,6 +8,8 @@ As tlparse has one parser per kind behind one trait (`StructuredLogParser`).
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Iterable
@@ -90,6 +92,9 @@ class RecordKind:
     text_names: tuple[str, ...] = ()  # TORCH_LOGS artifacts (`[__graph_code]`) that carry it
     language: str | None = "python"  # how a pane highlights its payload
     event_key: str | None = None  # the metadata key when it differs from `name` (artifacts)
+    # of a lazy TORCH_LOGS record, the lines the reader counts as it passes them (the leaves of a
+    # guard tree: the text's only guard count, its lines staying on disk)
+    counted_lines: "re.Pattern[str] | None" = None
 
 
 @dataclass
@@ -138,6 +143,11 @@ class Registry:
 
     def by_reads(self, reads: Reads) -> frozenset[str]:
         return frozenset(k.name for k in self.kinds if k.reads is reads and ":" not in k.name)
+
+    def counted_text_lines(self) -> dict[str, "re.Pattern[str]"]:
+        """TORCH_LOGS channel -> the pattern of its lines counted while they are read."""
+        return {name: kind.counted_lines for kind in self.kinds if kind.counted_lines is not None
+                for name in kind.text_names}
 
     def lazy_text_channels(self) -> frozenset[str]:
         """TORCH_LOGS artifacts whose lines stay on disk: what a pane reads back (graphs, code,

@@ -129,7 +129,7 @@ def news_of(compile_: Compile) -> list[str]:
     its reason (a trace writes it after the compile id's first records) to be told with it."""
     verdict = compile_.verdict
     recompile = verdict.recompile
-    waiting = recompile is not None and not recompile.logged and verdict.status is Status.MISSING
+    waiting = recompile is not None and not recompile.logged and verdict.status.unfinished
     return [what for kind, what in _NEWS if verdict.has(kind) and not (kind is Kind.RECOMPILE and waiting)]
 
 

@@ -121,7 +121,7 @@ def badges_of(entry: TreeEntry) -> list[str]:
     breaks = sum(1 for p in problems if p.kind is Kind.GRAPH_BREAK)
     if breaks:
         badges.append(f"✂{breaks}")
-    guards = (node.metrics or {}).get("guard_count")
+    guards = (node.metrics or {}).get("guard_count") or node.text.guard_checks  # (text: its leaves)
     if guards:
         badges.append(f"G{guards}")
     if node.problems:

@@ -121,6 +121,16 @@ class GraphBreak:
                 found = (f"{m.group('path')}:{m.group('line')}", code)
         return found
 
+    def user_function(self) -> tuple[str, str] | None:
+        """(function, file:line) of the traceback's innermost frame of the user's code: in a text
+        log that names no compile's function (TORCH_LOGS=graph_breaks alone), the best guess at the
+        compiled frame (an inlined function's name where the break is inside one)."""
+        found = None
+        for line in self.user_stack:
+            if (m := _FRAME.match(line)) and not is_library_path(m.group("path")):
+                found = (m.group("fn"), f"{m.group('path')}:{m.group('line')}")
+        return found
+
     @property
     def where(self) -> str | None:
         """Where to look: the break's place, or the user's line when it broke inside a library."""

@@ -7,10 +7,15 @@ Kinds not in the table are kept as artifacts too (and counted as unknown), so no
 
 from __future__ import annotations
 
+import re
+
 from tlview.model import handlers as H
 from tlview.model.kinds import Reads, RecordKind, Registry, Role
 
 PLACE, METADATA, PAYLOAD = Reads.PLACE, Reads.METADATA, Reads.PAYLOAD
+# A leaf of the guard tree TORCH_LOGS=guards prints (`| | +- TENSOR_MATCH: ...`): guards are named
+# in capitals, the managers they hang from in CamelCase (`+- GuardManager: source=L['x']`).
+GUARD_LEAF = re.compile(r"^[| ]*\+- [A-Z][A-Z0-9_]*:")
 CACHE_OUTCOMES = {"_cache_hit": "hit", "_cache_miss": "miss", "_cache_bypass": "bypass"}
 
 
@@ -85,7 +90,7 @@ KINDS = Registry(
         _graph("export", "export started", 20, METADATA, role=Role.EXPORT, language=None),
         _graph("link", "link", 1000, METADATA, role=Role.ARTIFACT, language=None),
         RecordKind("dynamo_cpp_guards_str", Role.GUARDS, "guards", H.on_artifact, PLACE,
-                   text_names=("guards",)),
+                   text_names=("guards",), counted_lines=GUARD_LEAF),
         RecordKind("dynamo_guards", Role.GUARDS, "guards (JSON)", H.on_artifact, PLACE),
         _metrics("compilation_metrics", "compilation metrics"),
         _metrics("bwd_compilation_metrics", "backward compilation metrics"),
@@ -133,3 +138,4 @@ KINDS = Registry(
 LAZY_KINDS = KINDS.by_reads(PLACE)
 SILENT_KINDS = frozenset(k.name for k in KINDS.kinds if k.role is Role.SILENT)
 LAZY_TEXT_CHANNELS = KINDS.lazy_text_channels()
+COUNTED_TEXT_LINES = KINDS.counted_text_lines()

@@ -182,7 +182,7 @@ class TreeModel:
 
     def status_of(self, compile_: Compile) -> Status:
         status = compile_.status
-        if self.live and status is Status.MISSING:
+        if self.live and status.unfinished:
             newest = self._newest.get(compile_.group)
             if newest is not None and newest.compile is compile_:
                 return Status.COMPILING  # following: a compile under way has no metrics yet

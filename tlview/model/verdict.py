@@ -261,10 +261,18 @@ def _text_status(compile_) -> Status | None:
     if (final.text.no_ops or (final.text.graph_compiled and not final.text.compiled)
             or (guarded and not traced and _text_logs_graphs(compile_))):
         return Status.EMPTY  # no ops: skipped, or a graph but no backend, or guards but no graph
-    if not (guarded or traced or len(compile_.attempts) > 1
+    if not (guarded or traced or len(compile_.attempts) > 1 or _guards_checked_later(compile_)
             or any(e.compiled or e.graph_compiled or e.restarts or e.graph_breaks for e in evidence)):
-        return Status.MISSING  # no sign that it finished
+        return Status.UNLOGGED  # no sign that it finished, in a text that may not log it
     return None
+
+
+def _guards_checked_later(compile_) -> bool:
+    """A later compile of the frame recompiled because this one's guard failed: it had guards,
+    so it compiled (TORCH_LOGS=recompiles alone says so of all but a frame's last compile)."""
+    return any(reason.failed_id is not None and reason.failed_id.compile_key == compile_.key
+               for later in list(compile_.frame.compiles) if later is not compile_
+               for reason in later.head.reasons)
 
 
 def _text_logs_graphs(compile_) -> bool:

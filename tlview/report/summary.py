@@ -87,6 +87,7 @@ def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None =
         "errors": [e.split("\n", 1)[0] for e in node.errors],
         "artifacts": node.artifact_names(),
         "guard_count": metrics.get("guard_count"),
+        "guard_checks": node.text.guard_checks or None,  # TORCH_LOGS=guards: its tree's leaves
         "shape_env_guard_count": metrics.get("shape_env_guard_count"),
         "graph_op_count": metrics.get("graph_op_count"),
         "compile_time_s": metrics.get("entire_frame_compile_time_s"),

@@ -28,6 +28,7 @@ from tlview.model.look import (
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
+from tlview.report.timeline_look import total_said
 from tlview.textsafe import FIX_CHARS, one_line, visible, visible_data, visible_name
 
 
@@ -138,7 +139,7 @@ def render_report(summary: dict, console: Console) -> None:
 
     run = summary["run_summary"]
     if run["recompiling_frames"] or run["graph_breaks"]:
-        console.print(Text(f"Costs (total compile time {seconds(run['total_compile_seconds'])})", style="bold"))
+        console.print(Text(f"Costs ({total_said(run)})", style="bold"))
         for f in run["recompiling_frames"][:10]:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {counted(f['recompiles'], 'recompile')} ", style="cyan")

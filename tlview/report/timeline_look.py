@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tlview.model.look import counted
+from tlview.diagnose.costs import LINE_TIMES
+from tlview.model.look import counted, seconds
 from tlview.model.status import Status
 from tlview.textsafe import visible
 
@@ -167,3 +168,11 @@ def _row_line(row: dict, ids: int, numbers: bool, label_width: int, bar: int, to
         name = visible(row["function"])
         line.append(" " + (name if len(name) <= room else name[:room - 1] + "…"), style="dim")
     return line
+
+
+def total_said(run_summary: dict, capital: bool = False) -> str:
+    """`total compile time 0.81 s, from TORCH_LOGS line times (...)`: the seconds and their clock."""
+    said = f"{'T' if capital else 't'}otal compile time {seconds(run_summary['total_compile_seconds'])}"
+    if LINE_TIMES in run_summary.get("times_from", ()):
+        said += f", from {LINE_TIMES}"
+    return said

@@ -64,10 +64,12 @@ class TextLines:
     level: str  # V I W E C, "" for plain lines
     path: str  # the logging call's file (`torch/_dynamo/convert_frame.py`), "" for plain lines
     lines: list[str]  # the message lines, prefixes removed (only the first for lazy channels)
+    counted: int = 0  # of all its lines, those the sink asked to count (counted_text_lines)
 
 
 class TextSink(Protocol):
     lazy_text_channels: frozenset
+    counted_text_lines: dict  # channel -> a compiled pattern of the lines to count
 
     def on_text_record(self, log: "TextLog", record: TextLines) -> None: ...
 
@@ -184,8 +186,10 @@ class TextLog(IncrementalFile):
         self.channels.add(channel)
         rec = self._new(start, end, key)
         self._keys[pid] = key
-        self._open[pid] = TextLines(rec, rank, int(pid), cid.decode() if cid else None, channel,
-                                    m.group("level").decode(), path, [message])
+        record = TextLines(rec, rank, int(pid), cid.decode() if cid else None, channel,
+                           m.group("level").decode(), path, [message])
+        self._count(record, message)
+        self._open[pid] = record
 
     def _plain(self, line: bytes, start: int, end: int) -> None:
         text = line[:KEPT_LINE_CHARS].decode("utf-8", "replace")
@@ -200,9 +204,14 @@ class TextLog(IncrementalFile):
 
     def _extend(self, record: TextLines, message: str, end: int) -> None:
         self.ends[record.rec] = end
+        self._count(record, message)
         keep = KEPT_LAZY_LINES if record.channel in self.sink.lazy_text_channels else KEPT_LINES
         if len(record.lines) < keep:
             record.lines.append(message[:KEPT_LINE_CHARS])
+
+    def _count(self, record: TextLines, message: str) -> None:
+        if (pattern := self.sink.counted_text_lines.get(record.channel)) is not None and pattern.match(message):
+            record.counted += 1
 
     def _new(self, start: int, end: int, key: bytes | None) -> int:
         self.offsets.append(start)

@@ -19,7 +19,7 @@ from tlview.diagnose.timeline import compile_timeline
 from tlview.model.index import Index
 from tlview.model.look import phase_legend, ranks_text, ref, seconds, short_path, timeline_bar, whose
 from tlview.report.stack_trie_look import trie_tree
-from tlview.report.timeline_look import timeline_lines
+from tlview.report.timeline_look import timeline_lines, total_said
 from tlview.textsafe import one_line, visible
 from tlview.ui.keys_first import step_back
 from tlview.ui.pane import Pane, Selection, plain_text
@@ -42,7 +42,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     rows = timeline(index, rank)
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
-    parts = [Text(f"Total compile time {seconds(summary['total_compile_seconds'])}"
+    parts = [Text(total_said(summary, capital=True)
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     parts += timeline_lines(compile_timeline(index, rank), width)
     go_on()
