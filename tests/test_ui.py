@@ -300,9 +300,10 @@ async def test_m_from_the_tree_maximizes_the_panes_and_gives_the_tree_back(tab):
 
 
 @pytest.mark.asyncio
-@pytest.mark.parametrize("tab, view", [("1", "#summary-pane"), ("5", "#breaks-pane"), ("9", "#run-body")])
+@pytest.mark.parametrize("tab, view", [("1", "#summary-body"), ("5", "#breaks-body"), ("9", "#run-body")])
 async def test_every_pane_reads_with_j_k_g_G_space(tab, view):
-    """Summary, Graph breaks and Run scroll as the payload views do (only arrows and PageDown did)."""
+    """Summary, Graph breaks and Run scroll as the payload views do (only arrows and PageDown did),
+    and search as they do: `/`, n, N, Esc."""
     app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
     async with app.run_test(size=(80, 24)) as pilot:
         await ready(app, pilot)
@@ -322,6 +323,22 @@ async def test_every_pane_reads_with_j_k_g_G_space(tab, view):
         await press(pilot, "space")
         await until(pilot, lambda: widget.scroll_y > 3, what="a page down")
         assert app.tree.has_focus is False  # the keys read the pane, not the tree
+        await press(pilot, "g", "slash", *"break", "enter")
+        lines = [strip.text.lower() for strip in widget._strips]
+        total = sum(line.count("break") for line in lines)
+        assert total > 1 and widget.border_subtitle.startswith(f"/break: match 1 of {total}")
+        first = widget.search.position()[0]
+        await press(pilot, "n")
+        assert widget.border_subtitle.startswith(f"/break: match 2 of {total}")
+        await press(pilot, "N", "N")  # back past the first: wraps to the last
+        assert widget.border_subtitle.startswith(f"/break: match {total} of {total}")
+        last = widget.search.position()[0]
+        assert last > first and widget.scroll_y <= last < widget.scroll_y + widget.size.height
+        current = widget.get_component_rich_style("search--match-current")
+        row = last - widget.scroll_y
+        assert any(seg.style and seg.style.bgcolor == current.bgcolor for seg in widget.render_line(row))
+        await press(pilot, "escape")
+        assert widget.search is None and widget.border_subtitle == ""
 
 
 @pytest.mark.asyncio

@@ -74,7 +74,7 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         # the current match is drawn in its own style, the others in the match style
         line, column = expected[2]
         strip = view.render_line(line - view.scroll_offset.y)
-        current = view.get_component_rich_style("payload--match-current")
+        current = view.get_component_rich_style("search--match-current")
         drawn = "".join(s.text for s in strip if s.style and s.style.bgcolor == current.bgcolor)
         assert drawn.lower() == "view"
         await press(pilot, "escape")  # in the view, Esc ends the search

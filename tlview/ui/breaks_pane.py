@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from rich.console import Group
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.containers import Vertical
 
 from tlview.model.look import source_block
 from tlview.model.tree import TreeEntry
 from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
-from tlview.ui.reading_keys import SCROLL_BINDINGS
+from tlview.ui.rendered_view import RenderedHere
 
 
 def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
@@ -62,15 +61,14 @@ def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
     return Group(*parts)
 
 
-class BreaksPane(Pane, VerticalScroll):
-    BINDINGS = SCROLL_BINDINGS
+class BreaksPane(Pane, Vertical):
 
     def compose(self):
-        yield Static(id="breaks-body")
+        yield RenderedHere(id="breaks-body")
 
     def show(self, selection: Selection) -> None:
-        body = self.query_one("#breaks-body", Static)
+        body = self.query_one("#breaks-body", RenderedHere)
         body.update(breaks_view(selection.entry, selection) if selection.entry is not None else Text(""))
 
     def copy_text(self) -> str:
-        return plain_text(self.query_one("#breaks-body", Static).content)
+        return plain_text(self.query_one("#breaks-body", RenderedHere).content)

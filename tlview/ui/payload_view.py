@@ -10,29 +10,26 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_right
-from dataclasses import dataclass
 from functools import lru_cache, partial
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.syntax import Syntax
 from rich.text import Text
-from textual.actions import SkipAction
 from textual.cache import LRUCache
 from textual.geometry import Size
-from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tlview.ui.messages import ReportsWork
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.binding_help import key
-from tlview.ui.text_search import MAX_LINE, TextSearch, display_line
+from tlview.ui.text_search import MAX_LINE, display_line
+from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
 HIGHLIGHTED_LINES = 2000  # highlighted lines kept
 DRAWN_LINES = 1024  # drawn lines kept (a few screens, wrapped or scrolled sideways)
-SEARCH_IN_THREAD = 10_000  # lines: a bigger payload is searched off the UI thread
 
 
 @lru_cache(maxsize=4)
@@ -46,42 +43,26 @@ def warm_up(language: str = "python") -> None:
     _highlighter(language).highlight("x = 1")
 
 
-class PayloadView(ReportsWork, ScrollView, can_focus=True):
+class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
     """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
     search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 
     DEFAULT_CSS = """
     PayloadView { background: $surface; scrollbar-size-vertical: 1; }
     PayloadView > .payload--gutter { color: $text-muted; }
-    PayloadView > .payload--match { background: $warning 35%; }
-    PayloadView > .payload--match-current { background: $warning; color: $background; text-style: bold; }
-    PayloadView.-searching { border-bottom: hkey $accent; border-subtitle-align: left;
-                             border-subtitle-color: $text; }
-    """
-    COMPONENT_CLASSES = {"payload--gutter", "payload--match", "payload--match-current"}
+    """ + SEARCH_CSS.format(view="PayloadView")
+    COMPONENT_CLASSES = {"payload--gutter", *SEARCH_COMPONENTS}
     BINDINGS = [
         *SCROLL_BINDINGS,
-        key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
-            "view-search", key_display="/"),
-        key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
-        key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
-            show=False),
-        key("escape", "end_search", "End search", "Reading", "end the search (else: clear the filter)",
-            "view-end-search", show=False),
+        *SEARCH_BINDINGS,
         key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
     ]
-
-    @dataclass
-    class SearchAsked(Message):
-        """`/` in this view: the app opens the search bar for it."""
-
-        view: "PayloadView"
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)
         self._lines: list[str] = []
         self._language: str | None = None
-        self._cache: dict[int, Text] = {}  # line -> highlighted
+        self._cache: LRUCache[int, Text] = LRUCache(HIGHLIGHTED_LINES)  # line -> highlighted
         # What render_line drew (toolong's way): a pane opening draws its lines three or four
         # times (laid out, highlighted, the cursor's pane); each line cost 0.4 ms every time.
         self._strips: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
@@ -91,7 +72,6 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
         self.wrap = False
         self._row_of: array | None = None  # wrapped: each line's first row (and the total last)
         self._wrap_width = 0
-        self.search: TextSearch | None = None
 
     @property
     def text(self) -> str:
@@ -114,8 +94,7 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
         self._gutter = len(str(len(self._lines))) + 1
         self._layout()
         self.scroll_to(0, 0, animate=False)
-        if self.search is not None:  # the same query in the new text
-            self.search_for(self.search.query, move=False)
+        self.search_again()
         self.refresh()
 
     # ---- wrapping ------------------------------------------------------------------------------
@@ -164,81 +143,20 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
             return line
         return self._row_of[min(line, len(self._row_of) - 1)] + column // max(self._wrap_width, 1)
 
-    # ---- search --------------------------------------------------------------------------------
+    # ---- search (view_search.py) ---------------------------------------------------------------
 
-    def action_search(self) -> None:
-        self.post_message(self.SearchAsked(self))
+    def search_lines(self) -> list[str]:
+        return self._lines
 
-    def search_for(self, query: str, move: bool = True) -> None:
-        """Highlight every match of `query` and go to the first at or below the top (as `less`)."""
-        if not query:
-            self.end_search()
-            return
-        if len(self._lines) > SEARCH_IN_THREAD:
-            self.run_worker(partial(self._search_in_thread, query, self._generation, move),
-                            name="search", group="view-search", thread=True, exclusive=True,
-                            exit_on_error=False)
-            return
-        self._searched(TextSearch(query, self._lines), self._generation, move)
+    @property
+    def search_generation(self) -> int:
+        return self._generation
 
-    def _search_in_thread(self, query: str, generation: int, move: bool) -> None:
-        found = TextSearch(query, self._lines)
-        try:
-            self.app.call_from_thread(self._searched, found, generation, move)
-        except RuntimeError:  # the app closed meanwhile
-            pass
+    def _scrolls_sideways(self) -> bool:
+        return self._row_of is None
 
-    def _searched(self, found: TextSearch, generation: int, move: bool) -> None:
-        if generation != self._generation:
-            return  # searched in a text no longer shown
-        self.search = found
-        if move:
-            found.move(1, from_line=self._line_at(self.scroll_offset.y)[0])
-            self._show_match()
-        self._show_search_state()
-        self.refresh()
-
-    def action_end_search(self) -> None:
-        if self.search is None:
-            raise SkipAction()  # Esc goes on to the app: it clears the filter
-        self.end_search()
-
-    def end_search(self) -> None:
-        self.search = None
-        self.remove_class("-searching")
-        self.border_subtitle = ""
-        self.refresh()
-
-    def action_next_match(self, step: int) -> None:
-        found = self.search
-        if found is None:
-            self.notify("no search here yet: / searches in this pane", timeout=2)
-            return
-        if not found.total:
-            self.notify(found.describe(), timeout=2)
-            return
-        if not found.move(step):
-            self.notify("search wrapped to the " + ("top" if step > 0 else "bottom"), timeout=1.5)
-        self._show_match()
-        self._show_search_state()
-        self.refresh()
-
-    def _show_search_state(self) -> None:
-        self.add_class("-searching")
-        self.border_subtitle = f"{self.search.describe()}  (n / N: next / previous, Esc: end)"
-
-    def _show_match(self) -> None:
-        """Scroll so that the current match is in view, a third down the page."""
-        if not self.search or not self.search.total:
-            return
-        line, occurrence = self.search.position()
-        column = self.search.column(display_line(self._lines[line]), occurrence)
-        row = self._row(line, column)
-        y = max(0, row - self.size.height // 3)
-        x = self.scroll_offset.x
-        if self._row_of is None and not (x <= column < x + self._body_width - len(self.search.query)):
-            x = max(0, column - 10)
-        self.scroll_to(x, y, animate=False)
+    def _search_width(self) -> int:
+        return self._body_width
 
     def highlighted(self, index: int) -> Text:
         """Line `index` as it is drawn: made visible, highlighted (cached). Lines are highlighted
@@ -278,8 +196,6 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
         self._pending.discard((generation, start))
         if generation != self._generation:
             return  # highlighted for text no longer shown
-        if len(self._cache) > HIGHLIGHTED_LINES:
-            self._cache.clear()
         for offset, part in enumerate(parts):
             self._cache[start + offset] = part
         self._strips.clear()  # drawn before these lines were highlighted
@@ -290,8 +206,7 @@ class PayloadView(ReportsWork, ScrollView, can_focus=True):
         if not spans:
             return text
         text = text.copy()
-        match = self.get_component_rich_style("payload--match")
-        current = self.get_component_rich_style("payload--match-current")
+        match, current = self.match_styles()
         for start, end, is_current in spans:
             text.stylize(current if is_current else match, start, end)
         return text

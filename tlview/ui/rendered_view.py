@@ -17,6 +17,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tlview.ui.reading_keys import SCROLL_BINDINGS
+from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 DRAWN_LINES = 512  # drawn lines kept (a few screens)
 
@@ -34,24 +35,58 @@ def render_strips(view: Group, console: Console, width: int,
     return strips
 
 
-class RenderedView(ScrollView, can_focus=True):
+class RenderedView(SearchableLines, ScrollView, can_focus=True):
     """Shows strips rendered elsewhere; keeps the renderable they came from (`content`: what `y`
-    copies)."""
+    copies). `/` searches in what it shows (view_search.py)."""
 
-    BINDINGS = SCROLL_BINDINGS
+    DEFAULT_CSS = SEARCH_CSS.format(view="RenderedView")
+    COMPONENT_CLASSES = SEARCH_COMPONENTS
+    BINDINGS = [*SCROLL_BINDINGS, *SEARCH_BINDINGS]
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.content: Group = Group()
         self._strips: list[Strip] = []
+        self._plain: list[str] | None = None  # the lines as text, made when first searched
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
+        self._shown = 0  # which content (a search of an older one is dropped)
 
     def show(self, content: Group, strips: list[Strip]) -> None:
         self.content = content
         self._strips = strips
+        self._plain = None
+        self._shown += 1
         self._drawn.clear()
         self.virtual_size = Size(max((s.cell_length for s in strips), default=0), len(strips))
+        self.search_again()
         self.refresh()
+
+    # ---- search --------------------------------------------------------------------------------
+
+    @property
+    def search_generation(self) -> int:
+        return self._shown
+
+    def search_lines(self) -> list[str]:
+        if self._plain is None:
+            self._plain = [strip.text for strip in self._strips]
+        return self._plain
+
+    def searched(self) -> None:
+        self._drawn.clear()
+        self.refresh()
+
+    def _with_matches(self, number: int, strip: Strip) -> Strip:
+        spans = self.search.spans(number, strip.text) if self.search is not None else []
+        if not spans:
+            return strip
+        match, current = self.match_styles()
+        pieces, at = [], 0
+        for start, end, is_current in spans:  # (cells are characters: the views draw no wide text)
+            pieces += [strip.crop(at, start), strip.crop(start, end).apply_style(current if is_current else match)]
+            at = end
+        pieces.append(strip.crop(at, strip.cell_length))
+        return Strip.join(pieces)
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
@@ -64,7 +99,8 @@ class RenderedView(ScrollView, can_focus=True):
             if number >= len(self._strips):
                 drawn = Strip.blank(width, base)
             else:
-                strip = self._strips[number].crop(scroll_x, scroll_x + width).apply_style(base)
+                strip = self._with_matches(number, self._strips[number])
+                strip = strip.crop(scroll_x, scroll_x + width).apply_style(base)
                 drawn = strip.extend_cell_length(width, base)
             self._drawn[key] = drawn
         return drawn
@@ -73,3 +109,24 @@ class RenderedView(ScrollView, can_focus=True):
         super().notify_style_update()
         self._drawn.clear()
 
+
+class RenderedHere(RenderedView):
+    """A RenderedView of a small renderable (a compile's Summary, its graph breaks), rendered here
+    at the view's width (again when that changes): searchable as the big views are."""
+
+    def update(self, content) -> None:
+        self.content = content
+        self._render_at(self._width())
+
+    def _width(self) -> int:
+        return max(20, (self.size.width or self.app.size.width // 2) - self.scrollbar_size_vertical)
+
+    def _render_at(self, width: int) -> None:
+        self._rendered_width = width
+        self.show(self.content, render_strips(Group(self.content), self.app.console, width))
+
+    def on_resize(self) -> None:
+        if self._width() != getattr(self, "_rendered_width", None):
+            top = self.scroll_offset.y
+            self._render_at(self._width())
+            self.scroll_to(0, top, animate=False)

@@ -11,6 +11,7 @@ from textual.widgets import Input
 from tlview.model.kinds import Role
 from tlview.ui.bar_input import BarInput
 from tlview.ui.payload_view import PayloadView
+from tlview.ui.view_search import SearchableLines, SearchAsked
 
 
 class SearchBar(BarInput):
@@ -20,9 +21,9 @@ class SearchBar(BarInput):
         super().__init__(placeholder="search in this pane  (Enter: keep, n / N: next / previous, "
                          "Esc: end)", **kwargs)
         self.display = False
-        self.view: PayloadView | None = None
+        self.view: SearchableLines | None = None
 
-    def open(self, view: PayloadView) -> None:
+    def open(self, view: SearchableLines) -> None:
         self.view = view
         self.value = view.search.query if view.search is not None else ""
         self.display = True
@@ -50,7 +51,7 @@ class SearchBar(BarInput):
 
 
 class PaneReading:
-    def on_payload_view_search_asked(self, message: PayloadView.SearchAsked) -> None:
+    def on_search_asked(self, message: SearchAsked) -> None:
         self.query_one(SearchBar).open(message.view)
 
     _focused_before_maximize = None  # where `m` was pressed: focused again once restored

@@ -5,8 +5,7 @@ from __future__ import annotations
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.containers import VerticalScroll
-from textual.widgets import Static
+from textual.containers import Vertical
 
 from tlview.diagnose.classify import diagnose_node
 from tlview.model.kinds import Role
@@ -18,7 +17,7 @@ from tlview.model.verdict import Kind, place_of
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
-from tlview.ui.reading_keys import SCROLL_BINDINGS
+from tlview.ui.rendered_view import RenderedHere
 
 TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_s", "backend (AOT+Inductor)"),
          ("inductor_compile_time_s", "inductor"), ("code_gen_time_s", "codegen"),
@@ -160,14 +159,13 @@ def group_summary(entry: TreeEntry) -> Group:
     return Group(Text(visible(entry.title), style="bold"), table)
 
 
-class SummaryPane(Pane, VerticalScroll):
-    BINDINGS = SCROLL_BINDINGS
+class SummaryPane(Pane, Vertical):
 
     def compose(self):
-        yield Static(id="summary-body")
+        yield RenderedHere(id="summary-body")
 
     def show(self, selection: Selection) -> None:
-        body = self.query_one("#summary-body", Static)
+        body = self.query_one("#summary-body", RenderedHere)
         entry = selection.entry
         if entry is None:
             body.update(Text("Select a compile id on the left.", style="dim"))
@@ -179,4 +177,4 @@ class SummaryPane(Pane, VerticalScroll):
             body.update(group_summary(entry))
 
     def copy_text(self) -> str:
-        return plain_text(self.query_one("#summary-body", Static).content)
+        return plain_text(self.query_one("#summary-body", RenderedHere).content)
