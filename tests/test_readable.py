@@ -3,6 +3,8 @@ real terminal, with 256 colours, 16 colours and NO_COLOR (#23)."""
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from conftest import GENERATED, tlview_command
@@ -157,3 +159,61 @@ async def test_the_footer_shows_whole_hints_at_80_columns():
         assert len(line) <= 80 and line.startswith(" / Search") and "? Help" in line
         words = {description for _, _, description in footer.shown}
         assert line.endswith(tuple(words)), line  # ends on a whole hint
+
+
+@pytest.mark.parametrize("env", [{"NO_COLOR": "1"}, {}], ids=["NO_COLOR", "256 colours"])
+def test_focus_is_visible_without_colour(terminal, env):
+    """The view with the keys has a bar on its left (a focused pane looked like the tab bar); a
+    bar, not a colour, so that it shows with NO_COLOR too."""
+    from conftest import CORPUS
+
+    term = terminal(f"{tlview_command()} {CORPUS / 'graph_breaks' / 'trace'}", width=120, height=30, env=env)
+    term.wait_for("compile ids ·")
+
+    def bars() -> set[str]:
+        """The first cell right of the tree, on the Summary's rows."""
+        rows = term.screen().split("\n")[2:8]
+        return {row.split("\u2595", 1)[1][:1] or " " for row in rows if "\u2595" in row}
+
+    term.wait_for("function  step")
+    assert bars() == {" "}  # the tree has the keys
+    term.keys("\t", "\t")  # the tabs, then the Summary
+    deadline = time.monotonic() + 10
+    while bars() != {"▌"} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bars() == {"▌"}, term.screen()
+    term.keys("j")  # the Summary reads the key: the tree's cursor stays
+    term.keys("\x1b[Z", "\x1b[Z")  # Shift+Tab back to the tree
+    deadline = time.monotonic() + 10
+    while bars() != {" "} and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert bars() == {" "}, term.screen()
+
+
+@pytest.mark.asyncio
+async def test_a_narrow_tree_keeps_each_label_s_count_and_badges():
+    """At 80x24 the tree is 40% of the screen: a long frame label loses its middle, never its
+    count (it read `with_break, resumed at compile_error.py:54  1▕`)."""
+    import re
+
+    from conftest import CORPUS, ready
+    from tlview.ui.app import TlviewApp
+
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        tree = app.tree
+        rows = []
+        for y in range(min(tree.size.height, len(tree._tree_lines))):
+            entry = tree._tree_lines[y].node.data
+            rows.append((entry, tree.render_line(y).text.rstrip()))
+        frames = [(e, text) for e, text in rows if e.kind == "frame"]
+        assert frames and any("…" in text for _, text in frames)  # some were too long
+        for entry, text in frames:
+            assert len(text) <= tree.scrollable_content_region.width
+            assert re.search(rf"  {entry.compile_ids} ids?$", text), text
+            location = entry.title.rsplit(":", 1)[-1]
+            assert text.split("  ")[-2].endswith(location), text  # the line number stays
+        for entry, text in rows:
+            if entry.kind == "compile":
+                assert f"[{entry.node.id}]" in text and entry.status.word in text, text

@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import asyncio
 
-from conftest import CORPUS, press, ready
+import pytest
+
+from conftest import CORPUS, GENERATED, press, ready
 from tlview.ui.app import TlviewApp
 
 SIZE = (140, 40)
@@ -82,3 +84,32 @@ def test_80x24_graph_search(snap_compare):
         await _stable(pilot)
 
     assert snap_compare(app, terminal_size=(80, 24), run_before=search)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_compile_errors_without_colour(snap_compare, monkeypatch, size):
+    """NO_COLOR: the failed compiles and the failure count still stand out (bold, symbols)."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = TlviewApp(str(GENERATED / "failures" / "trace"))
+
+    async def open_error(pilot):
+        await _settle(pilot)
+        await press(pilot, "x")  # the first failure: its Summary
+        pilot.app.clear_notifications()
+        await _stable(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=open_error)
+
+
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)], ids=["80x24", "200x50"])
+def test_a_maximized_pane(snap_compare, size):
+    """`m` from the tree: the panes fill the screen, the status line and the footer stay."""
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+
+    async def maximize(pilot):
+        await _settle(pilot)
+        await press(pilot, "b", "5", "m")  # the first graph break, its pane, maximized
+        pilot.app.clear_notifications()
+        await _stable(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=maximize)

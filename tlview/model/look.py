@@ -179,3 +179,20 @@ def source_block(source: dict, indent: str = "    ") -> Text:
         text.append(f"{indent}{line}\n", style="bold" if marked else "dim")
     text.rstrip()
     return text
+
+
+def elided(label: Text, room: int, counted: bool = False) -> Text:
+    """A label that fits `room` cells: its title loses its middle, `step, resu…aks.py:25  1 id`,
+    and keeps its badges (a compile's, after its id) or its count (a frame's or a rank's: its
+    label's last part); cut at the end they went first: `with_break, resumed at compile_error.py:54  1▕`."""
+    if label.cell_len <= room or room < 12:
+        return label
+    plain = label.plain
+    cut = plain.rfind("  ") if counted else plain.find("  ")
+    rest = len(plain) - cut if cut > 0 else 0
+    title_room = room - rest - 1
+    if title_room < 6:
+        return label[:room - 1] + Text("…")
+    tail = title_room // 2
+    head = title_room - tail
+    return label[:head] + Text("…", style=label.style) + label[cut - tail:]

@@ -21,7 +21,7 @@ from textual.widgets import Tree
 from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
-from tlview.model.look import entry_text
+from tlview.model.look import elided, entry_text
 from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
 
@@ -74,7 +74,7 @@ class FrameTree(Tree[TreeEntry]):
             return super()._render_line(y, x1, x2, base_style)
         line = lines[y]
         width = max(self.virtual_size.width, self.size.width)
-        key = (y, width, base_style, self._pseudo_class_state, self.has_focus, self.cursor_line == y,
+        key = (y, width, self.size.width, base_style, self._pseudo_class_state, self.has_focus, self.cursor_line == y,
                self.hover_line == y, self.guide_depth, self.show_guides, line.last,
                tuple((n._id, n._updates, n.is_last) for n in line.path))
         strip = self._drawn.get(key)
@@ -226,6 +226,16 @@ class FrameTree(Tree[TreeEntry]):
         current = side.styles.width
         if current is None or (current.unit == Unit.CELLS and wanted > current.value):
             side.styles.width = wanted
+
+    def render_label(self, node: TreeNode[TreeEntry], base_style, style) -> Text:
+        """Textual's label, its middle left out where it is wider than the tree (the side is at
+        most 40% of the screen): its counts and badges stay."""
+        label = super().render_label(node, base_style, style)
+        depth, parent = 0, node._parent
+        while parent is not None and parent is not self.root:
+            depth, parent = depth + 1, parent._parent
+        return elided(label, self.scrollable_content_region.width - depth * self.guide_depth,
+                      counted=node.data is not None and node.data.kind in ("frame", "group"))
 
     def process_label(self, label) -> Text:
         # Labels are always Text built by entry_text: never parse them as markup.

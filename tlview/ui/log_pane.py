@@ -6,8 +6,9 @@ from __future__ import annotations
 from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 
-NO_TEXT = ("No TORCH_LOGS text for this compile id. Open a folder (or file) that holds the job's "
-           "stderr run with TORCH_LOGS=... to see it here.")
+# (lines a narrow pane shows whole: the view cuts long lines unless `w` wraps them)
+NO_TEXT = ("No TORCH_LOGS text for this compile id.\nOpen a folder (or file) that holds the job's\n"
+           "stderr, run with TORCH_LOGS=..., to see it here.")
 UNTAGGED_SHOWN = 2000  # records of the run's own lines shown at once (the rest: `e` opens them all)
 SHOWN_BYTES = 8 << 20  # of text read for one pane: memory follows what is shown, not the log
 
@@ -44,7 +45,7 @@ def untagged_text(selection: Selection) -> str:
     records = list(selection.index.untagged)
     if not records:
         return NO_TEXT if not any(True for _ in selection.index.iter_nodes()) else \
-            "Every TORCH_LOGS line of these logs belongs to a compile id: select one to read it."
+            "Every TORCH_LOGS line of these logs belongs to a compile id:\nselect one to read it."
     count = selection.index.untagged_count
     lines = [f"# {count:,} record(s) of the run with no compile id (prints, warnings, "
              "torch's own lines)" + (f"; the first {UNTAGGED_SHOWN:,}" if count > UNTAGGED_SHOWN else "")]

@@ -32,6 +32,17 @@ HIGHLIGHTED_LINES = 2000  # highlighted lines kept
 DRAWN_LINES = 1024  # drawn lines kept (a few screens, wrapped or scrolled sideways)
 
 
+def word_rows(line: str, width: int) -> list[int]:
+    """Where each row of `line` starts, wrapped at `width` between words (a word longer than a
+    row is cut): wrapping by cells split `specialize_float=Fal` / `se`."""
+    starts, start = [0], 0
+    while len(line) - start > width:
+        space = line.rfind(" ", start + 1, start + width + 1)
+        start = space + 1 if space > start else start + width
+        starts.append(start)
+    return starts
+
+
 @lru_cache(maxsize=4)
 def _highlighter(language: str) -> Syntax:
     return Syntax("", language, theme="ansi_dark", word_wrap=False)
@@ -71,6 +82,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         self._gutter = 1
         self.wrap = False
         self._row_of: array | None = None  # wrapped: each line's first row (and the total last)
+        self._row_starts: dict[int, list[int]] = {}  # wrapped: where each row of a long line starts
         self._wrap_width = 0
 
     @property
@@ -112,9 +124,15 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
             return
         body = self._wrap_width = self._body_width
         rows, row = array("q", [0]), 0
-        for line in self._lines:
-            cells = len(line) if line.isascii() and "\t" not in line else cell_len(display_line(line))
-            row += max(1, -(-min(cells, MAX_LINE) // body))
+        self._row_starts = {}
+        for number, line in enumerate(self._lines):
+            if len(line) <= body and line.isascii() and "\t" not in line:
+                row += 1
+            elif line.isascii() and "\t" not in line:
+                starts = self._row_starts[number] = word_rows(line[:MAX_LINE], body)
+                row += len(starts)
+            else:  # (wide characters: cut by cells)
+                row += max(1, -(-min(cell_len(display_line(line)), MAX_LINE) // body))
             rows.append(row)
         self._row_of = rows
         self.virtual_size = Size(self.size.width, row)
@@ -141,7 +159,16 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
     def _row(self, line: int, column: int = 0) -> int:
         if self._row_of is None:
             return line
-        return self._row_of[min(line, len(self._row_of) - 1)] + column // max(self._wrap_width, 1)
+        first = self._row_of[min(line, len(self._row_of) - 1)]
+        if (starts := self._row_starts.get(line)) is not None:
+            return first + bisect_right(starts, column) - 1
+        return first + column // max(self._wrap_width, 1)
+
+    def _row_span(self, line: int, part: int) -> tuple[int, int]:
+        """(start, end) columns of row `part` of a wrapped line."""
+        if (starts := self._row_starts.get(line)) is not None:
+            return starts[part], starts[part + 1] if part + 1 < len(starts) else MAX_LINE
+        return part * self._wrap_width, (part + 1) * self._wrap_width
 
     # ---- search (view_search.py) ---------------------------------------------------------------
 
@@ -218,7 +245,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         if index >= len(self._lines) or (y + scroll_y) >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)
         wrapped = self._row_of is not None
-        start = part * self._wrap_width if wrapped else scroll_x
+        start = self._row_span(index, part)[0] if wrapped else scroll_x
         found = self.search
         search = (found.query, found.current, found.total) if found is not None else None
         key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0, search)
@@ -234,7 +261,8 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
                          gutter_style)
         segments = list(self._with_matches(index, self.highlighted(index)).render(self.app.console))
         body_width = width - self._gutter - 1
-        body = Strip(segments).crop(start, start + (self._wrap_width if wrapped else body_width))
+        end = self._row_span(index, part)[1] if wrapped else start + body_width
+        body = Strip(segments).crop(start, end)
         strip = Strip([number, *body]).apply_style(base)
         return strip.extend_cell_length(width, base).crop(0, width)
 
