@@ -53,6 +53,10 @@ BINDINGS = [
       for i, (tab_id, title, what, _) in enumerate(TABS, 1)],
 ]
 
+# The compare view's: the explorer's, but those of one run (follow it live, cycle its ranks; a
+# `rank:N` filter still keeps one rank of both runs).
+COMPARE_BINDINGS = [b for b in BINDINGS if b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+
 TREE_BINDINGS = [
     key("j", "cursor_down", "Down", "Tree", "move down / up", "tree-down", show=False),
     key("k", "cursor_up", "Up", "Tree", "move down / up", "tree-up", show=False),
