@@ -123,7 +123,7 @@ def problem_label(problem: Problem, room: int) -> Text:
 def problem_text(problem: Problem) -> Text:
     """Above the panes: the problem the cursor is on, and why (what to do is in the Summary, for
     the compile shown)."""
-    text = Text(f"{problem.kind} ({problem.cause}) in {problem.function}", style="bold")
+    text = Text(f"{problem.noun} ({problem.cause}) in {problem.function}", style="bold")
     where = short_path(problem.location)
     if problem.location_before and problem.location_after and problem.location_before != problem.location_after:
         where += f" (was {short_path(problem.location_before)})"
