@@ -89,6 +89,8 @@ async def test_question_mark_opens_the_help_with_the_compare_keys():
         keys = [key for rows in sections.values() for key, _ in rows]
         assert "1-9" in keys and "m" in keys and "n / N" in keys and "j / k" in keys
         assert "f" not in keys and "[" not in keys  # a live run's, a run's ranks: not here
+        assert ("Enter", "into the pane") in sections["Tree"]
+        assert any(key == "/" and "both runs" in what for key, what in sections["Filter"])
         await press(pilot, "escape")
         assert not isinstance(app.screen, HelpScreen) and app.focused is app.tree
 

@@ -12,7 +12,7 @@ from textual.widgets.tree import TreeNode
 from tlview.diagnose.compare import Comparison, Occurrence, Problem
 from tlview.model.look import short_path
 from tlview.textsafe import one_line
-from tlview.ui.keys import TREE_BINDINGS
+from tlview.ui.keys import COMPARE_TREE_BINDINGS
 from tlview.ui.tree_keys import TreeKeys
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
@@ -27,7 +27,7 @@ class Seen:
 
 
 class CompareTree(TreeKeys, Tree):
-    BINDINGS = TREE_BINDINGS
+    BINDINGS = COMPARE_TREE_BINDINGS
 
     def __init__(self, **kwargs) -> None:
         super().__init__("problems", **kwargs)
