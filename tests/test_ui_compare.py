@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from conftest import GENERATED, press, run_cli, type_in, until, visible_lines
 
 from tlview.diagnose.compare import Problem
@@ -171,13 +172,19 @@ async def test_the_footer_shows_the_keys_and_what_the_app_says():
         assert JUMPS["break"](app.detail.selection.entry)  # the model's verdict: it has a graph break
 
 
-async def test_the_totals_line_says_what_the_report_says():
+@pytest.mark.parametrize("size", [(80, 24), (200, 50)])
+async def test_the_totals_line_says_what_the_report_says_and_nothing_is_cut(size):
     code, report = run_cli("--report", "--compare", BEFORE, AFTER)
     assert code == 0
     app = CompareApp(BEFORE, AFTER)
-    async with app.run_test(size=(200, 50)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await compared(app, pilot)
-        runs, *totals = visible_lines(app.query_one(CompareHead))
+        runs, *totals = visible_lines(app.query_one(CompareHead))  # wrapped at 80 columns
+        room = app.tree.scrollable_content_region.width
+        for group in app.tree.root.children:  # each problem's label fits beside its guide
+            for item in group.children:
+                assert app.tree.get_label_width(item) + app.tree.guide_depth <= room, item.label  # (icon in)
+        assert app.tree.max_scroll_x == 0
     drawn = " ".join(totals)
     pairs = re.findall(r"(?:^|· )([a-z ]+) (\d+) → (\d+)", drawn)
     assert [what for what, _, _ in pairs] == ["failures", "recompiles", "graph breaks", "restarts",
