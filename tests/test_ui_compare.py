@@ -141,7 +141,12 @@ async def test_m_maximizes_the_panes_and_gives_the_focus_back():
         await compared(app, pilot)
         await press(pilot, "m")
         assert app.screen.maximized is app.detail
-        assert app.query_one(CompareHead).display and app.query_one(KeyHints).display
+        await pilot.pause()
+        width, height = app.size
+        # the totals stay on top, the footer at the bottom, the panes in between
+        assert app.screen.get_widget_at(1, 0)[0] is app.query_one(CompareHead)
+        assert app.screen.get_widget_at(1, height - 1)[0] is app.query_one(KeyHints)
+        assert app.detail in app.screen.get_widget_at(width // 2, height // 2)[0].ancestors_with_self
         await press(pilot, "3")  # the panes still switch
         assert app.detail.active == "guards"
         await press(pilot, "m")

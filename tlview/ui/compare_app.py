@@ -9,13 +9,12 @@ import os
 from functools import partial
 from pathlib import Path
 
+from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
-
-from rich.text import Text
 
 from tlview.diagnose.compare import Comparison, Problem, compare
 from tlview.model.filters import Filter, missing_rank
@@ -123,7 +122,8 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActio
                 for entry in TreeModel(index).compile_entries():
                     self._entries[entry.node] = (index, entry)
         self.comparison = message.comparison
-        self.query_one(CompareHead).comparison = message.comparison
+        head = self.query_one(CompareHead)
+        head.comparison, head.failure = message.comparison, ""
         self.tree.show(message.comparison)
         note = Text()
         if self.flt.active:
