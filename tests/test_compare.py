@@ -164,7 +164,7 @@ async def test_compare_view_opens_each_problem_in_its_run():
     async with app.run_test(size=(160, 40)) as pilot:
         await until(pilot, lambda: app.comparison is not None, what="the comparison")
         await pilot.pause()
-        tree = app.query_one("#compare-tree")
+        tree = app.tree
         groups = [str(node.label) for node in tree.root.children]
         assert groups == ["Gone (2)", "New (1)", "Same (1)"]
         new_item = tree.root.children[1].children[0]
@@ -175,7 +175,7 @@ async def test_compare_view_opens_each_problem_in_its_run():
         selection = app.query_one(DetailPane).selection
         assert selection.index is not None and selection.entry.node.id == "0/0"
         assert str(selection.index.sources[0].path).startswith(str(AFTER))
-        assert "print" in str(app.query_one("#compare-head").content)
+        assert "print" in str(app.query_one("#problem").content)
         same_item = tree.root.children[2].children[0]
         assert not same_item.is_expanded  # what stayed is folded: what changed comes first
         same_item.expand()

@@ -12,6 +12,9 @@ import pytest
 
 from conftest import CORPUS, GENERATED, press, ready
 from tlview.ui.app import TlviewApp
+from tlview.ui.compare_app import CompareApp
+
+COMPARE = GENERATED / "compare"
 
 SIZE = (140, 40)
 
@@ -20,7 +23,7 @@ def _layout(app):
     """What moves while the layout settles: the tree's width (as wide as its labels) and the tab
     labels (they shorten to fit the pane's width)."""
     tabs = app.query_one("#tabs")
-    return (app.tree.size, app.tree.virtual_size, app.detail.size,
+    return (app.tree.size, app.tree.virtual_size, app.detail.size, app.tree.cursor_line,
             tuple(str(tab.label) for tab in tabs.query("ContentTab")))
 
 
@@ -113,3 +116,30 @@ def test_a_maximized_pane(snap_compare, size):
         await _stable(pilot)
 
     assert snap_compare(app, terminal_size=size, run_before=maximize)
+async def _compared(pilot):
+    """Both runs matched, the panes loaded, and a layout that stayed the same over three frames."""
+    app = pilot.app
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + 15
+    while app.comparison is None or app.tree.cursor_node is None:
+        assert loop.time() < deadline, "the comparison never came"
+        await pilot.pause(0.02)
+    await _stable(pilot)
+
+
+def test_compare_view_80x24(snap_compare):
+    """The compare view at 80x24: the totals line wrapped (never cut), short problem labels."""
+    app = CompareApp(str(COMPARE / "before" / "trace"), str(COMPARE / "after" / "trace"))
+    assert snap_compare(app, terminal_size=(80, 24), run_before=_compared)
+
+
+def test_compare_view_200x50(snap_compare):
+    """The compare view at 200x50, on the new graph break: its compile in the after run."""
+    app = CompareApp(str(COMPARE / "before" / "trace"), str(COMPARE / "after" / "trace"))
+
+    async def on_the_new_break(pilot):
+        await _compared(pilot)
+        await press(pilot, *"jjjjjj")  # gone, its leaves, to the New problem
+        await _stable(pilot)
+
+    assert snap_compare(app, terminal_size=(200, 50), run_before=on_the_new_break)

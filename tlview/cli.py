@@ -424,7 +424,7 @@ def _tui_compare(args, flt) -> int:
             return _fail(str(exc))
     from tlview.ui.launch import run_compare
 
-    return run_compare(*args.compare, latest=args.latest, keep=_keep(flt))
+    return run_compare(*args.compare, latest=args.latest, flt=flt)
 
 
 def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:

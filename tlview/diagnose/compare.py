@@ -68,6 +68,11 @@ class Problem:
     def location(self) -> str:
         return self.location_after or self.location_before or ""
 
+    @property
+    def noun(self) -> str:
+        """Its kind in words: `graph break`."""
+        return next(kind.noun for kind in Kind if kind.key == self.kind)
+
     def as_dict(self) -> dict:
         return {"kind": self.kind, "cause": self.cause, "function": self.function,
                 "location": self.location, "location_before": self.location_before,
@@ -94,11 +99,22 @@ class Comparison:
     before_totals: dict
     after_totals: dict
 
+    def count_changes(self) -> list[tuple[str, int, int]]:
+        """(what, before, after) of each count the report's table has, failures first (what is
+        looked for first), then the verdict's other kinds and the compile ids: the compare
+        view's totals line."""
+        kinds = sorted(Kind, key=lambda kind: kind is not Kind.FAILURE)
+        counts = [(kind.plural, kind.word) for kind in kinds] + [("compile ids", "compile_ids")]
+        return [(what, self.before_totals[key], self.after_totals[key]) for what, key in counts]
+
+    @property
+    def compile_seconds_change(self) -> float | None:
+        return _change(self.before_totals["compile_seconds"], self.after_totals["compile_seconds"])
+
     def as_dict(self) -> dict:
         return {"before": {"path": self.before_name, **self.before_totals},
                 "after": {"path": self.after_name, **self.after_totals},
-                "compile_seconds_change": _change(self.before_totals["compile_seconds"],
-                                                  self.after_totals["compile_seconds"]),
+                "compile_seconds_change": self.compile_seconds_change,
                 "gone": [p.as_dict() for p in self.gone], "new": [p.as_dict() for p in self.new],
                 "same": [p.as_dict() for p in self.same]}
 

@@ -85,6 +85,17 @@ def short_path(location: str) -> str:
     return location.rsplit("/", 1)[-1]
 
 
+def distinct_paths(first: str, second: str) -> tuple[str, str]:
+    """Two runs' paths as told apart: the folders they share left out
+    (`/ci/job/compare/before/trace`, `/ci/job/compare/after/trace` -> `before/trace`,
+    `after/trace`), the last part at least (the full paths are in --json)."""
+    a, b = first.rstrip("/").split("/"), second.rstrip("/").split("/")
+    shared = 0
+    while shared < min(len(a), len(b)) - 1 and a[shared] == b[shared]:
+        shared += 1
+    return "/".join(a[shared:]) or first, "/".join(b[shared:]) or second
+
+
 def entry_text(entry: TreeEntry) -> Text:
     """A tree entry's label: `✗ [3/4]  error  ↻4  ✂1  G13  ⚠2` (symbol and word: readable
     without colour); a frame or rank with how many compile ids it holds."""

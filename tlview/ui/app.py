@@ -37,7 +37,6 @@ from tlview.ui.commands import tlview_commands
 from tlview.ui.detail import DetailPane, pane_title
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
-from tlview.ui.help_screen import HelpScreen
 from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
 from tlview.ui.keys_first import KeysFirst
@@ -45,7 +44,7 @@ from tlview.ui.keys import BINDINGS
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, WorkDone, while_shown
 from tlview.ui.pane import Selection
-from tlview.ui.payload_view import PayloadView
+from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
 from tlview.ui.settle import SETTLE_FROM, settle_memory
@@ -63,8 +62,8 @@ VIEWS_EVERY = 0.25  # seconds at least between two refreshes of the views while 
 VIEWS_SHARE = 10  # ... and ten times what the last one took
 
 
-class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneReading, PayloadActions,
-                App[int]):
+class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKeys, PaneReading,
+                PayloadActions, App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
@@ -113,10 +112,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneRea
     @property
     def tree(self) -> FrameTree:
         return self.query_one(FrameTree)
-
-    @property
-    def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -288,12 +283,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneRea
             return
         self.apply_filter(self.flt.cycle_rank(ranks, step))
         self.notify("all ranks" if self.flt.rank is None else f"rank {self.flt.rank}", timeout=1.5)
-
-    def action_show_tab(self, tab_id: str) -> None:
-        self.detail.active = tab_id
-
-    def action_help(self) -> None:
-        self.push_screen(HelpScreen([*self.BINDINGS, *FrameTree.BINDINGS, *PayloadView.BINDINGS]))
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)

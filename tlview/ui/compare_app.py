@@ -1,129 +1,195 @@
-"""`tlview --compare BEFORE AFTER`: the problems gone, new and the same, each opening its compile
-in its run (the detail panes of the explorer, on that run's index)."""
+"""`tlview --compare BEFORE AFTER`: the explorer on two runs. Its tree holds the problems gone,
+new and the same, each opening its compile in its own run in the explorer's panes; the keys, the
+help, the footer, the filter and the search are the explorer's (the same mixins and bindings),
+and its first lines tell the totals before → after."""
 
 from __future__ import annotations
+
+import os
+from functools import partial
+from pathlib import Path
 
 from rich.text import Text
 from textual import on
 from textual.app import App, ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Static, Tree
+from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
 
-from tlview.ui.no_color import readable_no_color
 from tlview.diagnose.compare import Comparison, Problem, compare
+from tlview.model.filters import Filter, missing_rank
+from tlview.model.index import Index
 from tlview.model.indexing import open_index
-from tlview.model.look import short_path
-from tlview.model.tree import TreeModel
+from tlview.model.tree import JUMPS, TreeModel
 from tlview.textsafe import one_line
+from tlview.ui.actions import PayloadActions
+from tlview.ui.commands import tlview_commands
+from tlview.ui.compare_head import CompareHead
+from tlview.ui.compare_tree import CompareTree, Seen, problem_text, seen_text
 from tlview.ui.detail import DetailPane
-from tlview.ui.messages import ComparisonReady
+from tlview.ui.filter_bar import FilterBar
+from tlview.ui.filtering import Filtering
+from tlview.ui.jumping import KEYS, NAMES
+from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
+from tlview.ui.keys import COMPARE_BINDINGS
+from tlview.ui.messages import ComparisonReady, while_shown
+from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
+from tlview.ui.pane_keys import PaneKeys
+from tlview.ui.searching import PaneReading, SearchBar
+from tlview.ui.tree_note import TreeNote
 
-GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
 
-
-class CompareApp(App[int]):
-    TITLE = "tlview compare"
+class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActions, App[int]):
+    CSS_PATH = Path(__file__).parent / "tlview.tcss"
     CSS = """
-    #compare-tree { width: 45%; border-right: solid $primary-darken-2; }
-    #compare-head { height: auto; max-height: 8; padding: 0 1; background: $boost; }
+    #left { width: 40%; }
+    #problem { height: auto; padding: 0 1; }
     """
-    BINDINGS = [("q", "quit", "Quit"), ("ctrl+c", "quit", "Quit"),
-                Binding("ctrl+z", "suspend_process", "Suspend", show=False)]  # a job's Ctrl+Z
+    TITLE = "tlview compare"
+    BINDINGS = COMPARE_BINDINGS
+    ALLOW_IN_MAXIMIZED_VIEW = "KeyHints, CompareHead, SearchBar"  # what it says, the totals, a search
 
-    def __init__(self, before: str, after: str, latest: bool = False, keep=None) -> None:
+    def __init__(self, before: str, after: str, latest: bool = False, flt: Filter | None = None) -> None:
         super().__init__()
-        readable_no_color(self._filters)
+        readable_no_color(self._filters)  # NO_COLOR: grays that read (as the explorer's)
+        if "TEXTUAL_ANIMATIONS" not in os.environ:
+            self.animation_level = "none"  # as the explorer: a pane's content shows at once
         self.paths = (before, after)
-        self.latest, self.keep = latest, keep  # --latest, and --rank/--filter as a test of a compile id
+        self.latest = latest
+        self.flt = flt or Filter()  # --rank/--filter, then `/`: which compile ids of both runs count
         self.comparison: Comparison | None = None
-        self._entries: dict = {}  # node -> its tree entry, per run
+        self.runs: tuple[Index, Index] | None = None  # both runs, once read
+        self.search_note = ""
+        self._entries: dict = {}  # a compile node -> (its run's index, its tree entry)
+        self._stopped_at_end: tuple | None = None  # (kind, step, node) after "the last ...": wrap next
+
+    @property
+    def tree(self) -> CompareTree:
+        return self.query_one(CompareTree)
+
+    @property
+    def index(self) -> Index:
+        """The second run (the palette's ranks)."""
+        return self.runs[1] if self.runs is not None else Index()
 
     def compose(self) -> ComposeResult:
-        with Horizontal():
-            yield Tree("reading both runs…", id="compare-tree")
+        yield CompareHead(*self.paths)
+        with Horizontal(id="main"):
+            with Vertical(id="left"):
+                yield CompareTree(id="tree")
+                yield TreeNote(id="tree-note")
             with Vertical():
-                yield Static("", id="compare-head")
+                yield Static(id="problem")
                 yield DetailPane(Selection(None, None), id="detail")
-        yield Footer()
+        yield FilterBar(self.flt, id="filter-input")
+        yield SearchBar(id="search-input")
+        yield KeyHints()
 
     def on_mount(self) -> None:
-        self.run_worker(self._compare, name="compare", thread=True, exit_on_error=False)
-        self.query_one(Tree).focus()
+        self.tree.focus()
+        self.watch(self.screen, "maximized", self.maximized_changed, init=False)
+        self._start_compare()
 
-    def _compare(self) -> None:
-        """(a worker thread) no fork here: threads run"""
-        before, after = (open_index(path, latest=self.latest, parallel_ok=False) for path in self.paths)
-        self.post_message(ComparisonReady(compare(before, after, *self.paths, keep=self.keep), before, after))
+    def _start_compare(self) -> None:
+        self.run_worker(partial(self._compare, self.flt, self.runs), name="compare", group="compare",
+                        thread=True, exclusive=True, exit_on_error=False)
+
+    def _compare(self, flt: Filter, runs: tuple[Index, Index] | None) -> None:
+        """(a worker thread) Both runs read once (no fork here: threads run), then matched."""
+        if runs is None:
+            runs = tuple(open_index(path, latest=self.latest, parallel_ok=False) for path in self.paths)
+        comparison = compare(*runs, *self.paths, keep=flt.matches if flt.active else None)
+        self.post_message(ComparisonReady(comparison, *runs, flt=flt))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
+        """A failed comparison is said, on the head and the footer; the app stays."""
         if event.state is WorkerState.ERROR:
             error = event.worker.error
-            self.query_one(Tree).root.set_label(f"could not compare: {type(error).__name__}: {error}")
-            self.notify(f"{event.worker.name} failed: {error}", severity="error", timeout=10)
+            text = f"{type(error).__name__}: {error}"
+            self.query_one(CompareHead).failure = one_line(text, 300)
+            self.notify(one_line(f"{event.worker.name} failed: {text}", 300), title="error",
+                        severity="error", timeout=15, markup=False)
 
+    @while_shown
     def on_comparison_ready(self, message: ComparisonReady) -> None:
-        self.comparison = comparison = message.comparison
-        for index in (message.before, message.after):
-            for entry in TreeModel(index).compile_entries():
-                self._entries[entry.node] = (index, entry)
-        tree = self.query_one(Tree)
-        tree.clear()
-        before, after = comparison.before_totals, comparison.after_totals
-        tree.root.set_label(f"{comparison.before_name} → {comparison.after_name}: "
-                            f"recompiles {before['recompiles']} → {after['recompiles']}, graph breaks "
-                            f"{before['graph_breaks']} → {after['graph_breaks']}, failures "
-                            f"{before['errors']} → {after['errors']}")
-        for group, title, style in GROUPS:
-            problems = getattr(comparison, group)
-            branch = tree.root.add(Text(f"{title} ({len(problems)})", style=f"bold {style}"),
-                                   data=group, expand=True)
-            for problem in problems:
-                item = branch.add(_problem_label(problem), data=problem, expand=group != "same")
-                for run, found in (("before", problem.before), ("after", problem.after)):
-                    for o in found:
-                        item.add_leaf(f"{run}: [{o.compile_id}]", data=(run, o))
-        tree.root.expand()
-        tree.move_cursor(tree.root)
+        if message.flt is not self.flt:
+            return  # an older filter's
+        if self.runs is None:
+            self.runs = (message.before, message.after)
+            for index in self.runs:
+                for entry in TreeModel(index).compile_entries():
+                    self._entries[entry.node] = (index, entry)
+        self.comparison = message.comparison
+        head = self.query_one(CompareHead)
+        head.comparison, head.failure = message.comparison, ""
+        self.tree.show(message.comparison)
+        note = Text()
+        if self.flt.active:
+            note.append(f"filter {self.flt.describe()}", style="cyan")
+            for problem in filter(None, (missing_rank(self.flt.rank, i.ranks()) for i in self.runs)):
+                note.append(f" · {problem}", style="yellow")
+        self.query_one(TreeNote).update(note)
+        self._show_selected()
 
-    @on(Tree.NodeHighlighted, "#compare-tree")
-    def _highlighted(self, event: Tree.NodeHighlighted) -> None:
-        data = event.node.data
-        head = self.query_one("#compare-head", Static)
-        if isinstance(data, Problem):
-            head.update(_problem_text(data))
-            first = (data.after or data.before)[0]
-            self._open(first)
-        elif isinstance(data, tuple):
-            run, occurrence = data
-            head.update(Text(f"{run} run: [{occurrence.compile_id}]  {one_line(occurrence.why, 300)}"))
-            self._open(occurrence)
+    # ---- the selection ---------------------------------------------------------------------------
 
-    def _open(self, occurrence) -> None:
-        """Its compile, in its own run, in the detail panes."""
-        found = self._entries.get(occurrence.node)
-        if found is not None:
-            index, entry = found
-            self.query_one(DetailPane).show(Selection(index, entry))
+    @on(Tree.NodeHighlighted, "#tree")
+    @while_shown
+    def _highlighted(self, _event: Tree.NodeHighlighted) -> None:
+        self._show_selected()
 
+    def _show_selected(self) -> None:
+        """The problem under the cursor above the panes; its compile (a leaf's, or the problem's
+        first), in its own run, in the panes."""
+        data = self.tree.cursor_node.data if self.tree.cursor_node is not None else None
+        said = problem_text(data) if isinstance(data, Problem) else seen_text(data) if isinstance(data, Seen) else ""
+        self.query_one("#problem", Static).update(said)
+        seen = self.tree.seen
+        found = self._entries.get(seen.occurrence.node) if seen is not None else None
+        selection = Selection(*found) if found is not None else Selection(None, None)
+        if selection != self.detail.selection:
+            self.detail.show(selection)
 
-def _problem_label(problem: Problem) -> Text:
-    label = Text(f"{problem.kind} ", style="bold")
-    label.append(f"{problem.cause} ")
-    label.append(f"{problem.function} {short_path(problem.location)} ", style="dim")
-    label.append(f"{len(problem.before)} → {len(problem.after)}")
-    return label
+    # ---- keys the explorer has, on two runs ------------------------------------------------------
 
+    def apply_filter(self, flt: Filter) -> None:
+        """`/` (Filtering): the comparison again, of the compile ids the filter keeps in both runs."""
+        self.flt = flt
+        self._start_compare()
 
-def _problem_text(problem: Problem) -> Text:
-    text = Text(f"{problem.kind} ({problem.cause}) in {problem.function}", style="bold")
-    where = short_path(problem.location)
-    if problem.location_before and problem.location_after and problem.location_before != problem.location_after:
-        where += f" (was {short_path(problem.location_before)})"
-    text.append(f" at {where}\n")
-    text.append(f"why: {one_line(problem.why, 300)}\n")
-    text.append(f"fix: {one_line(problem.fix, 300)}", style="dim")
-    return text
+    def action_jump(self, kind: str, step: int) -> None:
+        """b/r/x: the next occurrence whose compile has a graph break, recompile or error (the
+        model's verdict: JUMPS), as in the explorer: it stops once at the last before wrapping."""
+        predicate = JUMPS[kind]
+        stops = [leaf for leaf in self.tree.leaves()
+                 if (found := self._entries.get(leaf.data.occurrence.node)) and predicate(found[1])]
+        name = NAMES[kind]
+        if not stops:
+            self.notify(f"no {name}s in these problems", timeout=2)
+            return
+        order = self.tree.in_order()
+        here = self.tree.cursor_node
+        at = order.index(here) if here in order else -1
+        ahead = [leaf for leaf in stops if (order.index(leaf) - at) * step > 0]
+        if ahead:
+            target = ahead[0] if step > 0 else ahead[-1]
+        elif self._stopped_at_end == (kind, step, here):
+            target = stops[0] if step > 0 else stops[-1]
+        else:
+            self._stopped_at_end = (kind, step, here)
+            edge, again = ("last", "first") if step > 0 else ("first", "last")
+            key = KEYS[kind] if step > 0 else KEYS[kind].upper()
+            self.notify(f"that was the {edge} {name}: {key} again goes to the {again}", timeout=3)
+            return
+        self._stopped_at_end = None
+        self.tree.select(target)
+        self.screen.set_focus(self.tree)
+        seen = target.data
+        self.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {seen.run} "
+                    f"[{seen.occurrence.compile_id}]", timeout=1.5, markup=False)
+
+    def get_system_commands(self, screen):
+        yield from super().get_system_commands(screen)
+        yield from tlview_commands(self)

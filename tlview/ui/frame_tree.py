@@ -24,6 +24,7 @@ from textual.widgets.tree import TreeNode
 from tlview.model.look import elided, entry_text
 from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
+from tlview.ui.tree_keys import TreeKeys
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
 # Seconds between two layouts of the tree while a backlog comes in slices (app.refresh_views):
@@ -36,7 +37,7 @@ LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person
 DRAWN_LINES = 1024  # drawn lines kept (FrameTree._render_line)
 
 
-class FrameTree(Tree[TreeEntry]):
+class FrameTree(TreeKeys, Tree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
@@ -411,27 +412,15 @@ class FrameTree(Tree[TreeEntry]):
         self.move_cursor(node)
         return True
 
-    # ---- keys ----------------------------------------------------------------------------------
+    # ---- keys (tree_keys.TreeKeys) ------------------------------------------------------------
 
-    def action_open(self) -> None:
-        if self.entry is not None and self.entry.node is not None:
-            # Not a message: a key typed right after Enter (`/` to search the pane) must find the
-            # focus already moved, and a message would be handled after it.
-            self.app.open_entry(self.entry)
-        elif self.cursor_node is not None and self.cursor_node.allow_expand:
-            self.cursor_node.toggle()
+    def open_node(self, node: TreeNode[TreeEntry]) -> bool:
+        if node.data is None or node.data.node is None:
+            return False
+        # Not a message: a key typed right after Enter (`/` to search the pane) must find the
+        # focus already moved, and a message would be handled after it.
+        self.app.open_entry(node.data)
+        return True
 
-    def action_expand_node(self) -> None:
-        node = self.cursor_node
-        if node is not None and node.allow_expand:
-            self._materialize(node)
-            node.expand()
-
-    def action_collapse_or_parent(self) -> None:
-        node = self.cursor_node
-        if node is None:
-            return
-        if node.is_expanded and node.children:
-            node.collapse()
-        elif node.parent is not None and node.parent is not self.root:
-            self.move_cursor(node.parent)
+    def before_expand(self, node: TreeNode[TreeEntry]) -> None:
+        self._materialize(node)

@@ -53,6 +53,14 @@ BINDINGS = [
       for i, (tab_id, title, what, _) in enumerate(TABS, 1)],
 ]
 
+# The compare view's: the explorer's, but those of one run (follow it live, cycle its ranks; a
+# `rank:N` filter still keeps one rank of both runs), and its filter's words (both runs, no payloads).
+COMPARE_BINDINGS = [
+    key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
+        "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
+        key_display="/") if b.id == "filter" else b
+    for b in BINDINGS if b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+
 TREE_BINDINGS = [
     key("j", "cursor_down", "Down", "Tree", "move down / up", "tree-down", show=False),
     key("k", "cursor_up", "Up", "Tree", "move down / up", "tree-up", show=False),
@@ -63,6 +71,11 @@ TREE_BINDINGS = [
     key("enter", "open", "Open", "Tree", "on a recompile: go to the compile whose guard failed; "
         "else into the pane", "tree-open", show=False),
 ]
+
+# The compare view's tree: Enter on a problem or a compile id goes into the pane.
+COMPARE_TREE_BINDINGS = [
+    key("enter", "open", "Open", "Tree", "into the pane", "compare-tree-open", show=False)
+    if b.id == "tree-open" else b for b in TREE_BINDINGS]
 
 # A user who presses these is reading: the cursor stops following the newest compile id.
 USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",

@@ -40,10 +40,10 @@ def run_app(path: str, flt: Filter, latest: bool = False, source_roots=()) -> in
     return run_until_signalled(TlviewApp(path, flt, latest=latest, source_roots=source_roots))
 
 
-def run_compare(before: str, after: str, latest: bool = False, keep=None) -> int:
+def run_compare(before: str, after: str, latest: bool = False, flt: Filter | None = None) -> int:
     from tlview.ui.compare_app import CompareApp
 
-    return run_until_signalled(CompareApp(before, after, latest, keep))
+    return run_until_signalled(CompareApp(before, after, latest, flt))
 
 
 # While a thread works (indexing, a pane's loader), the UI thread waits this long at most for

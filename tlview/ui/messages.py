@@ -33,6 +33,7 @@ class ComparisonReady(Message):
     comparison: object  # diagnose.compare.Comparison
     before: Index
     after: Index
+    flt: Filter | None = None  # what it kept of both runs (a newer filter makes it stale)
 
 
 @dataclass

@@ -1,0 +1,20 @@
+"""What the explorer and the compare view share about their panes: 1-9 show one, `?` lists every
+key (the app's, its tree's and the payload views', each with its tooltip). Mixed into both apps."""
+
+from __future__ import annotations
+
+from tlview.ui.detail import DetailPane
+from tlview.ui.help_screen import HelpScreen
+from tlview.ui.payload_view import PayloadView
+
+
+class PaneKeys:
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one(DetailPane)
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.detail.active = tab_id
+
+    def action_help(self) -> None:
+        self.push_screen(HelpScreen([*self.BINDINGS, *self.tree.BINDINGS, *PayloadView.BINDINGS]))
