@@ -1,0 +1,82 @@
+"""How a distributed job died, from the last lines of its text logs: a collective's timeout (gloo,
+the NCCL watchdog, a monitored barrier), a collective mismatch gloo noticed, a peer that went
+away, an NCCL error, and torchrun's account of which rank failed first.
+
+Only each text log's tail is read (a job dies at its end): the cost does not grow with the logs.
+A line's rank is its `[rankN]:` prefix, else the log's one rank; torchrun's summary names its own.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tlview.model.index import Index
+from tlview.source.tail import tail_lines
+from tlview.source.text_log import TextLog
+
+# (what it is, the line that says so); the first that matches a line names it
+DEATHS = (
+    ("timeout", re.compile(r"Timed out waiting \d+ ?ms for \w+ operation")),  # gloo
+    ("timeout", re.compile(r"Watchdog caught collective operation timeout|ran for \d+ milliseconds before timing out")),
+    ("timeout", re.compile(r"failed to pass monitoredBarrier|reached monitoredBarrier, but received errors")),
+    ("collective mismatch", re.compile(r"Received data size doesn't match expected size|"
+                                       r"[Cc]ollective mismatch|Detected mismatch between collectives")),
+    ("peer lost", re.compile(r"Connection (?:reset|closed) by peer")),
+    ("NCCL error", re.compile(r"NCCL (?:error|communicator was aborted)|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
+    ("timeout", re.compile(r"DistStoreError|Socket Timeout")),
+)
+DIGITS = re.compile(r"\d+")
+RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
+SOURCE_PLACE = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair.cc:545] `
+# torchrun's failure summary: `Root Cause (first observed failure):` then `rank : 1 (local_rank: 1)`
+# and `exitcode : -6 (pid: 5433)  (SIGABRT)`
+ROOT_CAUSE = "Root Cause (first observed failure)"
+SUMMARY_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
+SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)[^\n]*?(?:\((SIG\w+)\))?\s*$")
+
+
+def job_death(index: Index) -> dict | None:
+    """{"deaths": [{"ranks", "kind", "message"}], "root_cause": {...} | None}; None when no text
+    log says the job died."""
+    first: dict[int | None, tuple[str, str]] = {}
+    root = None
+    for source in list(index.sources):
+        if not isinstance(source, TextLog):
+            continue
+        own_rank = next(iter(source.ranks)) if len(source.ranks) == 1 else None
+        lines = tail_lines(source.path)
+        for n, line in enumerate(lines):
+            if line.startswith(ROOT_CAUSE):
+                root = _root_cause(lines[n + 1:n + 12]) or root
+                continue
+            kind = next((k for k, pattern in DEATHS if pattern.search(line)), None)
+            if kind is None:
+                continue
+            m = RANK_PREFIX.match(line)
+            first.setdefault(int(m.group(1)) if m else own_rank, (kind, _message(line)))
+    if not first and root is None:
+        return None
+    # ranks that died the same way together (their messages differ in numbers only: ports, ranks)
+    grouped: dict[tuple[str, str], dict] = {}
+    for rank, (kind, message) in sorted(first.items(), key=lambda kv: (kv[0] is None, kv[0])):
+        entry = grouped.setdefault((kind, DIGITS.sub("N", message)),
+                                   {"ranks": [], "kind": kind, "message": message})
+        if rank is not None:
+            entry["ranks"].append(rank)
+    return {"deaths": list(grouped.values()), "root_cause": root}
+
+
+def _message(line: str) -> str:
+    line = RANK_PREFIX.sub("", line, count=1)
+    line = re.sub(r"^\[[EWIF]\d{4} [\d:.]+ [^\]]*\]\s*", "", line)  # c10's `[E1125 23:05:41.9 x.cpp:69]`
+    return SOURCE_PLACE.sub("", line).strip()[:300]
+
+
+def _root_cause(lines: list[str]) -> dict | None:
+    rank = exitcode = signal = None
+    for line in lines:
+        if rank is None and (m := SUMMARY_RANK.match(line)):
+            rank = int(m.group(1))
+        elif exitcode is None and (m := SUMMARY_EXIT.match(line)):
+            exitcode, signal = int(m.group(1)), m.group(2)
+    return {"rank": rank, "exitcode": exitcode, "signal": signal} if rank is not None else None
