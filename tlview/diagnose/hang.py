@@ -39,10 +39,10 @@ def hang_lines(div: dict) -> list[str]:
     lines = []
     sequences = div.get("collective_sequences")
     if sequences:
-        executed = sequences.get("executed")
-        if executed:
+        # what the ranks ran names the collective a rank waited on; else what they compiled
+        if executed := sequences.get("executed"):
             lines.append(_sequence_line(executed, True))
-        if sequences["groups"] and (not executed or sequences["groups"] != executed["groups"]):
+        elif sequences["groups"]:
             lines.append(_sequence_line(sequences, False))
     for entry in div["collective_schedules"]:
         parts = "; ".join(f"{g['ops']} ops on {ranks_text(g['ranks'])}" for g in entry["groups"][:MOST_GROUPS])
