@@ -116,3 +116,18 @@ def test_perfetto_lays_out_runtime_estimates_as_tlparse(tmp_path):
             assert all(b["ts"] == a["ts"] + a["dur"] for a, b in zip(ops, ops[1:]))
         # every rank's chromium events are still there, in processes of their own
         assert {e["pid"] for e in events if e.get("cat") != "runtime"} >= set(record["ranks"])
+
+
+def test_the_death_is_found_in_one_log_of_all_ranks_as_torchrun_tee_writes_it(tmp_path):
+    """`torchrun --tee 3` writes every rank's lines to one stream, each after `[defaultN]:`."""
+    import shutil
+
+    shutil.copytree(HANG / "trace", tmp_path / "trace")
+    with open(tmp_path / "torch_logs.txt", "w") as out:
+        for rank in range(3):
+            for line in (HANG / "torch_logs" / f"rank_{rank}.txt").read_text().splitlines():
+                out.write(f"[default{rank}]:{line}\n")
+    deaths = json_for(tmp_path)["divergence"]["job_death"]["deaths"]
+    assert [(d["ranks"], d["message"][:40]) for d in deaths] == [
+        ([0], "RuntimeError: Timed out waiting 10000ms "), ([1], "RuntimeError: Timed out waiting 10000ms "),
+        ([2], "Rank 2 successfully reached monitoredBar")]

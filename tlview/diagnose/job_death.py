@@ -8,7 +8,9 @@ A line's rank is its `[rankN]:` prefix, else the log's one rank; torchrun's summ
 
 from __future__ import annotations
 
+import os
 import re
+from functools import lru_cache
 
 from tlview.model.index import Index
 from tlview.source.tail import tail_lines
@@ -27,6 +29,7 @@ DEATHS = (
 )
 DIGITS = re.compile(r"\d+")
 RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
+TEE = re.compile(r"^\[[A-Za-z_]*\d+\]:(?=\[rank)")  # torchrun --tee's `[default3]:` before `[rank3]:`
 SOURCE_PLACE = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair.cc:545] `
 # torchrun's failure summary: `Root Cause (first observed failure):` then `rank : 1 (local_rank: 1)`
 # and `exitcode : -6 (pid: 5433)  (SIGABRT)`
@@ -44,16 +47,10 @@ def job_death(index: Index) -> dict | None:
         if not isinstance(source, TextLog):
             continue
         own_rank = next(iter(source.ranks)) if len(source.ranks) == 1 else None
-        lines = tail_lines(source.path)
-        for n, line in enumerate(lines):
-            if line.startswith(ROOT_CAUSE):
-                root = _root_cause(lines[n + 1:n + 12]) or root
-                continue
-            kind = next((k for k, pattern in DEATHS if pattern.search(line)), None)
-            if kind is None:
-                continue
-            m = RANK_PREFIX.match(line)
-            first.setdefault(int(m.group(1)) if m else own_rank, (kind, _message(line)))
+        said, said_root = _deaths_in(source.path, _size(source.path), own_rank)
+        for rank, death in said:
+            first.setdefault(rank, death)
+        root = dict(said_root) if said_root else root  # (a copy: the cached one stays as read)
     if not first and root is None:
         return None
     # ranks that died the same way together (their messages differ in numbers only: ports, ranks)
@@ -64,6 +61,32 @@ def job_death(index: Index) -> dict | None:
         if rank is not None:
             entry["ranks"].append(rank)
     return {"deaths": list(grouped.values()), "root_cause": root}
+
+
+def _size(path: str) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError:
+        return -1
+
+
+@lru_cache(maxsize=4096)
+def _deaths_in(path: str, size: int, own_rank: int | None) -> tuple[tuple, dict | None]:
+    """((rank, (kind, message)) first per rank, torchrun's root cause) of one log's tail; read
+    again only when the log grew (the Run pane asks at every update of a followed job)."""
+    first: dict = {}
+    root = None
+    lines = tail_lines(path)
+    for n, line in enumerate(lines):
+        line = TEE.sub("", line, count=1)
+        if line.startswith(ROOT_CAUSE):
+            root = _root_cause(lines[n + 1:n + 12]) or root
+            continue
+        kind = next((k for k, pattern in DEATHS if pattern.search(line)), None)
+        if kind is not None:
+            m = RANK_PREFIX.match(line)
+            first.setdefault(int(m.group(1)) if m else own_rank, (kind, _message(line)))
+    return tuple(first.items()), root
 
 
 def _message(line: str) -> str:

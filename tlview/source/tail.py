@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-TAIL_BYTES = 256 << 10  # a traceback or a torchrun failure summary fits many times over
+TAIL_BYTES = 64 << 10  # a traceback, or the root cause ending torchrun's failure summary, fits
 
 
 def tail_lines(path: str, limit: int = TAIL_BYTES) -> list[str]:
