@@ -16,6 +16,22 @@ from tlview.diagnose.rank_graphs import RankGraphs, compile_key
 from tlview.diagnose.rank_groups import group_by_key
 
 
+SHOWN_RUNS = 200
+
+
+def _runs(row: tuple) -> list:
+    """The order as [compile id, times in a row] (a training loop is one graph many times)."""
+    runs: list = []
+    for cid, _, _ in row:
+        if runs and runs[-1][0] == cid:
+            runs[-1][1] += 1
+        else:
+            if len(runs) == SHOWN_RUNS:
+                break
+            runs.append([cid, 1])
+    return runs
+
+
 def execution_order(graphs: RankGraphs) -> dict | None:
     orders = graphs.execution
     if len(orders) < 2:
@@ -50,7 +66,9 @@ def execution_order(graphs: RankGraphs) -> dict | None:
         "order_differs": order_differs,
         "schedule_mismatch_ranks": sorted(schedule_ranks),
         "cache_mismatch_ranks": sorted(cache_ranks),
-        "groups": [{"ranks": k, "graphs_run": len(row)} for k, row in zip(kinds, firsts)],
+        "groups": [{"ranks": k, "graphs_run": len(row), "order": _runs(row),
+                    "cache": {cid: cache for cid, _, cache in row if cache}}
+                   for k, row in zip(kinds, firsts)],
         "first_difference": None,
     }
     if first is not None:

@@ -9,7 +9,10 @@ Payloads are small JSON documents, read from disk here and not kept by the index
 
 from __future__ import annotations
 
+import hashlib
+import sys
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 import orjson
 
@@ -25,12 +28,44 @@ OUTPUT_CODE = "inductor_output_code"
 CACHE_STRENGTH = {"miss": 3, "hit": 2, "bypass": 1}
 
 
+class GraphMeta(NamedTuple):
+    """One `inductor_runtime_and_tensor_meta` payload, in brief: the payload stays on disk (20,000
+    ranks' payloads held at once took gigabytes); `load_meta` reads it again when needed."""
+
+    digest: bytes  # of the whole payload, keys sorted: tlparse compares the whole of it
+    ops: int
+    runtime_ns: float  # the sum of the ops' estimates
+    artifact: object
+
+
+def load_meta(meta: GraphMeta) -> dict:
+    payload = _json(meta.artifact)
+    return payload if isinstance(payload, dict) else {}
+
+
+def meta_ops(payload) -> list[dict]:
+    ops = payload.get("ops") if isinstance(payload, dict) else None
+    return [op for op in ops if isinstance(op, dict)] if isinstance(ops, list) else []
+
+
+def _brief(payload, artifact) -> GraphMeta:
+    ops = meta_ops(payload)
+    runtime = 0.0
+    for op in ops:
+        try:
+            runtime += float(op.get("estimated_runtime_ns") or 0)
+        except (TypeError, ValueError):
+            pass
+    digest = hashlib.blake2b(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    return GraphMeta(digest, len(ops), runtime, artifact)
+
+
 @dataclass
 class RankGraphs:
     ranks: list[int]
     # rank -> compile id (with its attempt, as tlparse's graph folders) -> payloads, in the order logged
     schedules: dict[int, dict[str, list[list[str]]]] = field(default_factory=dict)
-    runtime_meta: dict[int, dict[str, list]] = field(default_factory=dict)
+    runtime_meta: dict[int, dict[str, list[GraphMeta]]] = field(default_factory=dict)
     output_code: dict[tuple[int, str], object] = field(default_factory=dict)  # the first, not loaded
     cache: dict[tuple[int, str], str] = field(default_factory=dict)  # (rank, compile key) -> outcome
     execution: dict[int, list[str]] = field(default_factory=dict)  # rank -> compile ids run, in order
@@ -76,13 +111,13 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
             name = art.name
             if name == SCHEDULE:
                 ops = _json(art)
-                ops = [op for op in ops if isinstance(op, str)] if isinstance(ops, list) else []
+                ops = [sys.intern(op) for op in ops if isinstance(op, str)] if isinstance(ops, list) else []
                 if ops:  # tlparse leaves out empty schedules
                     graphs.schedules.setdefault(rank, {}).setdefault(cid, []).append(ops)
             elif name == RUNTIME_META:
                 meta = _json(art)
                 if meta is not None:
-                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(meta)
+                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(_brief(meta, art))
             elif name == OUTPUT_CODE:
                 graphs.output_code.setdefault((rank, cid), art)
             elif (outcome := cache_outcome(name)) is not None:

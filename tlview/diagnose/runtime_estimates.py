@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import math
 
-import orjson
-
-from tlview.diagnose.rank_graphs import RankGraphs
+from tlview.diagnose.rank_graphs import RankGraphs, load_meta, meta_ops
 from tlview.diagnose.rank_groups import group_by_key
 from tlview.model.compile_id import CompileId
 
@@ -27,16 +25,10 @@ def graph_order(cid: str):
     return (0, tuple(-1 if v is None else v for v in parsed)) if parsed is not None else (1, cid)
 
 
-def _ops(meta) -> list[dict]:
-    ops = meta.get("ops") if isinstance(meta, dict) else None
-    return [op for op in ops if isinstance(op, dict)] if isinstance(ops, list) else []
-
-
 def tensor_meta(graphs: RankGraphs) -> dict | None:
     """The ranks grouped by their graphs' metadata; None when they agree."""
     per_rank = {r: sorted(g.items(), key=lambda kv: graph_order(kv[0])) for r, g in graphs.runtime_meta.items()}
-    signatures = {r: tuple(orjson.dumps(m, option=orjson.OPT_SORT_KEYS) for _, metas in g for m in metas)
-                  for r, g in per_rank.items()}
+    signatures = {r: tuple(m.digest for _, metas in g for m in metas) for r, g in per_rank.items()}
     groups = group_by_key(signatures)
     if len(groups) < 2:
         return None
@@ -45,15 +37,16 @@ def tensor_meta(graphs: RankGraphs) -> dict | None:
 
 
 def _first_difference(groups, per_rank) -> dict:
-    """Between the first two groups: the first graph that differs, and in it the first op."""
+    """Between the first two groups: the first graph that differs, and in it the first op (the two
+    payloads read again from disk)."""
     a, b = (dict(per_rank[g[0]]) for g in groups[:2])
     for cid in sorted(set(a) | set(b), key=graph_order):
         if cid not in a or cid not in b:
             return {"compile_id": cid, "what": "graph", "only_on": groups[0] if cid in a else groups[1]}
-        ops_a = [op for m in a[cid] for op in _ops(m)]
-        ops_b = [op for m in b[cid] for op in _ops(m)]
-        if ops_a == ops_b and a[cid] == b[cid]:
+        if [m.digest for m in a[cid]] == [m.digest for m in b[cid]]:
             continue
+        ops_a = [op for m in a[cid] for op in meta_ops(load_meta(m))]
+        ops_b = [op for m in b[cid] for op in meta_ops(load_meta(m))]
         for i, (x, y) in enumerate(zip(ops_a, ops_b)):
             if (x.get("name"), x.get("type")) != (y.get("name"), y.get("type")):
                 return {"compile_id": cid, "what": "ops", "op": x.get("name"), "other_op": y.get("name"),
@@ -67,6 +60,13 @@ def _first_difference(groups, per_rank) -> dict:
     return {"compile_id": None, "what": "graphs"}
 
 
+def _number(value) -> float:
+    try:
+        return float(value or 0)
+    except (TypeError, ValueError):
+        return 0.0
+
+
 def _ms(ns: float) -> float:
     return math.floor(ns / 1e6 * 1000.0 + 0.5) / 1000.0  # Rust's round: half away from zero
 
@@ -77,14 +77,12 @@ def runtime_analysis(graphs: RankGraphs) -> dict | None:
     for rank in sorted(graphs.runtime_meta):
         for cid, metas in sorted(graphs.runtime_meta[rank].items(), key=lambda kv: graph_order(kv[0])):
             for meta in metas:
-                ops = _ops(meta)
-                if ops:  # tlparse leaves out graphs with no ops
-                    total = sum(float(op.get("estimated_runtime_ns") or 0) for op in ops)
-                    per_rank.setdefault(rank, []).append((cid, total))
+                if meta.ops:  # tlparse leaves out graphs with no ops
+                    per_rank.setdefault(rank, []).append((cid, meta.runtime_ns))
     if not per_rank:
         return None
     if len({len(g) for g in per_rank.values()}) > 1:
-        return {"mismatched_graph_counts": True, "graphs": [],
+        return {"mismatched_graph_counts": True, "graphs": [], "by_graph": runtimes_by_graph(graphs),
                 "graph_counts": [{"ranks": g, "graphs": len(per_rank[g[0]])}
                                  for g in group_by_key({r: len(v) for r, v in per_rank.items()})]}
     ranks = sorted(per_rank)
@@ -101,7 +99,19 @@ def runtime_analysis(graphs: RankGraphs) -> dict | None:
                      "fastest": {"rank": fastest[0], "ms": _ms(fastest[1])},
                      "slowest": {"rank": slowest[0], "ms": _ms(slowest[1])}})
     rows.sort(key=lambda row: graph_order(row["compile_id"]))
-    return {"mismatched_graph_counts": False, "graphs": rows}
+    return {"mismatched_graph_counts": False, "graphs": rows, "by_graph": runtimes_by_graph(graphs)}
+
+
+def runtimes_by_graph(graphs: RankGraphs) -> list[dict]:
+    """Each graph's estimated runtime on every rank, ranks with the same runtime grouped."""
+    by_graph: dict[str, dict[int, float]] = {}
+    for rank, by_cid in graphs.runtime_meta.items():
+        for cid, metas in by_cid.items():
+            if any(m.ops for m in metas):
+                by_graph.setdefault(cid, {})[rank] = _ms(sum(m.runtime_ns for m in metas))
+    return [{"compile_id": cid, "groups": [{"ranks": ranks, "ms": per_rank[ranks[0]]}
+                                           for ranks in group_by_key(per_rank)]}
+            for cid, per_rank in sorted(by_graph.items(), key=lambda kv: graph_order(kv[0]))]
 
 
 def runtime_tracks(graphs: RankGraphs):
@@ -109,6 +119,9 @@ def runtime_tracks(graphs: RankGraphs):
     for rank in sorted(graphs.runtime_meta):
         for cid, metas in sorted(graphs.runtime_meta[rank].items(), key=lambda kv: graph_order(kv[0])):
             for n, meta in enumerate(metas):
-                ops = [(str(op.get("name")), float(op.get("estimated_runtime_ns") or 0)) for op in _ops(meta)]
+                if not meta.ops:
+                    continue
+                ops = [(str(op.get("name")), _number(op.get("estimated_runtime_ns")))
+                       for op in meta_ops(load_meta(meta))]
                 if ops:
                     yield rank, cid if n == 0 else f"{cid} #{n + 1}", ops
