@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from tlview.diagnose.rank_graphs import RankGraphs, compile_key
 from tlview.diagnose.rank_groups import group_by_key
+from tlview.model.look import joined_runs, rank_runs
 
 
 SHOWN_RUNS = 200
@@ -62,7 +63,7 @@ def execution_order(graphs: RankGraphs) -> dict | None:
         if len({step[2] for _, step in present if step[2]}) > 1:
             cache_ranks.update(r for kind, _ in present for r in kind)
     result = {
-        "ranks": sorted(orders),
+        "ranks_with_order": joined_runs(rank_runs(orders)),  # `0-1023`: never a list of 1,024 numbers
         "order_differs": order_differs,
         "schedule_mismatch_ranks": sorted(schedule_ranks),
         "cache_mismatch_ranks": sorted(cache_ranks),
