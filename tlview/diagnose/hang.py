@@ -13,6 +13,7 @@ from tlview.diagnose.rank_groups import ordinal
 from tlview.model.look import ranks_text
 
 MOST_GROUPS = 4
+MOST_IDS = 6
 
 
 def versus(groups: list[dict]) -> str:
@@ -57,9 +58,13 @@ def hang_lines(div: dict) -> list[str]:
     if order and order["schedule_mismatch_ranks"]:
         lines.append("graphs run at the same place have different collective schedules on "
                      + ranks_text(order["schedule_mismatch_ranks"]))
+    by_where: dict[tuple, list[str]] = {}  # compile ids on the same ranks: one line
     for entry in div["compile_ids"]:
-        lines.append(f"compile id [{entry['id']}] only on {ranks_text(entry['ranks'])} "
-                     f"(not on {ranks_text(entry['missing_on'])})")
+        by_where.setdefault((tuple(entry["ranks"]), tuple(entry["missing_on"])), []).append(entry["id"])
+    for (ranks, missing), ids in by_where.items():
+        said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
+        lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
+                     f"(not on {ranks_text(missing)})")
     lines += death_lines(div.get("job_death"))
     return lines
 
@@ -69,8 +74,7 @@ def death_lines(death: dict | None) -> list[str]:
         return []
     lines = []
     for entry in death["deaths"][:8]:
-        who = ranks_text(entry["ranks"]) if entry["ranks"] else "the launcher"
-        lines.append(f"the job died: {who}: {entry['kind']}: {entry['message']}")
+        lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}")
     root = death.get("root_cause")
     if root:
         how = f" (exit code {root['exitcode']}{', ' + root['signal'] if root.get('signal') else ''})" \

@@ -3,7 +3,8 @@ the NCCL watchdog, a monitored barrier), a collective mismatch gloo noticed, a p
 away, an NCCL error, and torchrun's account of which rank failed first.
 
 Only each text log's tail is read (a job dies at its end): the cost does not grow with the logs.
-A line's rank is its `[rankN]:` prefix, else the log's one rank; torchrun's summary names its own.
+A line's rank is its `[rankN]:` prefix, else the log's one rank (a line of no rank is not counted:
+the log may not be a distributed job's); torchrun's summary names its own.
 """
 
 from __future__ import annotations
@@ -55,11 +56,9 @@ def job_death(index: Index) -> dict | None:
         return None
     # ranks that died the same way together (their messages differ in numbers only: ports, ranks)
     grouped: dict[tuple[str, str], dict] = {}
-    for rank, (kind, message) in sorted(first.items(), key=lambda kv: (kv[0] is None, kv[0])):
-        entry = grouped.setdefault((kind, DIGITS.sub("N", message)),
-                                   {"ranks": [], "kind": kind, "message": message})
-        if rank is not None:
-            entry["ranks"].append(rank)
+    for rank, (kind, message) in sorted(first.items()):
+        grouped.setdefault((kind, DIGITS.sub("N", message)),
+                           {"ranks": [], "kind": kind, "message": message})["ranks"].append(rank)
     return {"deaths": list(grouped.values()), "root_cause": root}
 
 
@@ -85,7 +84,9 @@ def _deaths_in(path: str, size: int, own_rank: int | None) -> tuple[tuple, dict 
         kind = next((k for k, pattern in DEATHS if pattern.search(line)), None)
         if kind is not None:
             m = RANK_PREFIX.match(line)
-            first.setdefault(int(m.group(1)) if m else own_rank, (kind, _message(line)))
+            rank = int(m.group(1)) if m else own_rank
+            if rank is not None:  # a rank's words: one process's "Connection reset by peer" is no job's death
+                first.setdefault(rank, (kind, _message(line)))
     return tuple(first.items()), root
 
 
