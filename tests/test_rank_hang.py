@@ -92,6 +92,14 @@ async def test_the_run_pane_opens_on_why_the_job_hung():
         died = [i for i, line in enumerate(lines) if "the job died: rank 0: timeout" in line]
         assert died and died[0] < lines.index(next(line for line in lines if line.startswith("Total compile time")))
 
+    app = TlviewApp(str(DIST / "agree2"))  # ranks that agree: nothing first, and said so at the end
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await pilot.press("9")
+        body = app.query_one("#run-body")
+        await until(pilot, lambda: "the ranks agree" in plain(body), what="the Run pane")
+        assert plain(body).lstrip().startswith("Total compile time") and "Why the job may hang" not in plain(body)
+
 
 def test_perfetto_lays_out_runtime_estimates_as_tlparse(tmp_path):
     """A process per rank, a track per graph, each op as long as tlparse makes it (µs, at least 1)."""
