@@ -23,11 +23,9 @@ from tlview.model.look import joined_runs, rank_runs
 from tlview.model.registry import cache_outcome
 
 
-_group_ranks = group_ranks
-
-
 def divergence(index: Index) -> dict:
-    """Empty lists when the ranks agree (or there is one rank)."""
+    """Empty lists (and None for the checks that say more than a list) when the ranks agree (or
+    there is one rank: then only its collectives parity, and how the job died)."""
     ranks = [r for r in index.ranks() if r is not None]
     result = {"ranks": ranks, "compile_ids": [], "functions": [], "recompile_counts": [],
               "cache_patterns": [], "collective_schedules": [], "collective_sequences": None,
@@ -58,16 +56,16 @@ def divergence(index: Index) -> dict:
                                           "missing_on": sorted(rank_set - where)})
     for cid, per_rank in functions.items():
         if len(set(per_rank.values())) > 1:
-            result["functions"].append({"id": cid, "groups": _group_ranks(per_rank)})
+            result["functions"].append({"id": cid, "groups": group_ranks(per_rank)})
     if len(set(recompiles.values())) > 1:
-        result["recompile_counts"] = _group_ranks(recompiles)
+        result["recompile_counts"] = group_ranks(recompiles)
     if len({tuple(v) for v in caches.values()}) > 1:
         result["cache_patterns"] = [
             {"ranks": g["ranks"], **{plural: sum(cache_outcome(x) == outcome for x in g["value"])
                                      for outcome, plural in (("hit", "hits"), ("miss", "misses"),
                                                              ("bypass", "bypasses"))},
              "sequence": g["value"]}
-            for g in _group_ranks(caches)]
+            for g in group_ranks(caches)]
     graphs = collect(index, ranks, nodes)
     schedules: dict[str, dict] = defaultdict(dict)
     for rank, by_cid in graphs.schedules.items():
@@ -79,7 +77,7 @@ def divergence(index: Index) -> dict:
             result["collective_schedules"].append({
                 "id": cid,
                 "groups": [{"ranks": g["ranks"], "ops": len(g["value"]), "schedule": g["value"]}
-                           for g in _group_ranks(per_rank)],
+                           for g in group_ranks(per_rank)],
                 "missing_on": sorted(rank_set - set(per_rank)),
             })
     result["collective_sequences"] = collectives.sequences(graphs)
