@@ -214,13 +214,7 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
         written = write_file(target, lambda out: write_perfetto(index, out, rank if rank is not None else ...))
     except OSError as exc:
         return _cannot_write(f"the Chrome trace {target}", exc.strerror or str(exc))
-    if not written.total:
-        why = "" if index.has_traces else " (TORCH_LOGS text has none; a TORCH_TRACE has them)"
-        _say(f"tlview: no chromium events in these logs{why}: wrote an empty trace to {target}")
-    else:
-        per = ", ".join(f"{label}: {n:,}" for label, n in written.events.items())
-        skipped = f"; {written.skipped:,} unreadable events skipped" if written.skipped else ""
-        _say(f"tlview: wrote {written.total:,} chromium events to {target} ({per}{skipped})")
+    _say(written.said(target, index.has_traces))
     return EXIT_OK
 
 

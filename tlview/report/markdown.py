@@ -32,6 +32,8 @@ def markdown_report(summary: dict) -> str:
     if summary.get("filter"):
         facts.append(f"filter: {summary['filter']}")
     out += [prose(", ".join(facts)) + ".", ""]
+    if summary.get("hang_summary"):  # "why did my job hang" first
+        out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in summary["hang_summary"][:30]] + [""]
     for source in summary["sources"]:
         out.append(f"- {source['kind']}: {code(visible_name(source['path']))} ({source['records']:,} records)")
     out.append("")
@@ -44,6 +46,9 @@ def markdown_report(summary: dict) -> str:
                 causes)) + " |")
         out.append("")
     out += _caches(summary.get("caches"), cid)
+    hang = set(summary.get("hang_summary") or ())
+    if rest := [line for line in summary.get("divergence_summary", []) if line not in hang]:
+        out += ["## Ranks diverge", ""] + [f"- {prose(line)}" for line in rest[:30]] + [""]
     for kind in Kind:
         items = [(entry, p) for entry in summary["compiles"] + summary["outside_compiles"]
                  for p in entry["verdict"] if p["kind"] == kind.key and p["primary"]]

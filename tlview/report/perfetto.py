@@ -1,5 +1,6 @@
 """`--perfetto FILE`: the chromium events of every rank merged into one Chrome trace JSON, to open
-in Perfetto (ui.perfetto.dev) or chrome://tracing.
+in Perfetto (ui.perfetto.dev) or chrome://tracing; then inductor's runtime estimates, a process per
+rank and a track per graph (perfetto_runtime).
 
 As tlparse's --all-ranks-html merges them, `pid` is the rank (torch writes 0 for all); a process
 with no rank gets a number after the ranks. Each process is named by a `process_name` metadata
@@ -18,6 +19,7 @@ import orjson
 
 from tlview.model.compile_id import CompileId
 from tlview.model.group import Group
+from tlview.report.perfetto_runtime import runtime_events
 from tlview.source.record_stream import parse_event, read_kind
 from tlview.source.trace_file import TraceFile
 
@@ -28,6 +30,19 @@ CHROMIUM = "chromium_event"
 class PerfettoWritten:
     events: dict[str, int] = field(default_factory=dict)  # process label -> events written
     skipped: int = 0  # events that were not JSON, or had no phase or time
+    runtime: int = 0  # inductor runtime estimates written (one event per op)
+    runtime_graphs: int = 0
+
+    def said(self, target: str, has_traces: bool) -> str:
+        """What was written, in one line."""
+        runtime = (f"{self.runtime:,} runtime estimates ({self.runtime_graphs:,} graphs, a track each)"
+                   if self.runtime else "")
+        if not self.total:
+            why = "" if has_traces else " (TORCH_LOGS text has none; a TORCH_TRACE has them)"
+            return f"tlview: no chromium events in these logs{why}: wrote {runtime or 'an empty trace'} to {target}"
+        per = ", ".join(f"{label}: {n:,}" for label, n in self.events.items())
+        skipped = f"; {self.skipped:,} unreadable events skipped" if self.skipped else ""
+        return f"tlview: wrote {self.total:,} chromium events{runtime and ' and '}{runtime} to {target} ({per}{skipped})"
 
     @property
     def total(self) -> int:
@@ -53,11 +68,14 @@ def write_perfetto(index, out, rank=...) -> PerfettoWritten:
     written = PerfettoWritten({labels[g]: 0 for g in groups})
     out.write(b'{"traceEvents": [\n')
     first = True
+    earliest = None
 
     def emit(event: dict) -> None:
-        nonlocal first
+        nonlocal first, earliest
         out.write(orjson.dumps(event) if first else b",\n" + orjson.dumps(event))
         first = False
+        if event.get("ph") != "M" and (earliest is None or event["ts"] < earliest):
+            earliest = event["ts"]
 
     for order, group in enumerate(groups):
         emit({"name": "process_name", "ph": "M", "pid": pids[group], "tid": 0,
@@ -77,6 +95,12 @@ def write_perfetto(index, out, rank=...) -> PerfettoWritten:
                 continue
             emit(_placed(event, pids[group], cid))
             written.events[labels[group]] += 1
+    after = max(pids.values(), default=-1) + 1
+    for _, graphs, events in runtime_events(index, rank, after, earliest or 0):
+        for event in events:
+            emit(event)
+        written.runtime += sum(e["ph"] == "X" for e in events)
+        written.runtime_graphs += graphs
     out.write(b"\n]}\n")
     return written
 

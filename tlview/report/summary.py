@@ -11,6 +11,7 @@ from dataclasses import asdict
 from tlview.diagnose.caches import cache_summary
 from tlview.diagnose.classify import diagnose, diagnose_node, fix_for
 from tlview.diagnose.costs import run_summary, timeline
+from tlview.diagnose.hang import hang_lines
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
@@ -48,7 +49,8 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "timeline": timeline(index, rank),
         "caches": cache_summary(index, rank),
         "divergence": (div := divergence(index)),
-        "divergence_summary": describe_divergence(div),
+        "divergence_summary": describe_divergence(div),  # what can hang the job first
+        "hang_summary": hang_lines(div),
         "problems": [_problem(p) for p in index.problems],
         "source_missing": _missing(sources),
         "notes": list(index.notes),

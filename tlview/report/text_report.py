@@ -54,6 +54,10 @@ def render_report(summary: dict, console: Console) -> None:
     if summary.get("filter"):
         head.append(f"  filter: {summary['filter']}", style="cyan")
     console.print(head)
+    if summary.get("hang_summary"):  # "why did my job hang" comes before anything else
+        console.print(Text("Why the job may hang", style="bold red"))
+        for line in summary["hang_summary"][:30]:
+            console.print(Text(f"  {line}"))
     for source in summary["sources"]:
         line = Text(f"  {source['kind']:5} ", style="dim")
         line.append(visible_name(source["path"]))
@@ -163,9 +167,10 @@ def render_report(summary: dict, console: Console) -> None:
             console.print(timeline_bar(row, longest, grouped))
     for line in cache_lines(summary.get("caches"), cid):
         console.print(line)
-    if summary["divergence_summary"]:
+    hang = set(summary.get("hang_summary") or ())
+    if rest := [line for line in summary["divergence_summary"] if line not in hang]:
         console.print(Text("Ranks diverge", style="bold red"))
-        for line in summary["divergence_summary"][:30]:
+        for line in rest[:30]:
             console.print(Text(f"  {line}"))
 
     failures = [(e, p) for e in summary["compiles"] + summary["outside_compiles"]

@@ -13,7 +13,8 @@ from textual.containers import Vertical
 
 from tlview.diagnose.caches import cache_summary, outcome_words
 from tlview.diagnose.costs import run_summary, timeline
-from tlview.diagnose.ranks import describe, divergence
+from tlview.diagnose.hang import hang_lines
+from tlview.diagnose.ranks import divergence, other_lines
 from tlview.diagnose.stack_trie import stack_trie
 from tlview.diagnose.timeline import compile_timeline
 from tlview.model.index import Index
@@ -37,12 +38,19 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     """The whole run's view. Calls `go_on()` between its parts (each O(compiles)): the loading
     thread's say in it (it raises PaneLeft once the pane was left, and steps back for keys)."""
 
+    div = divergence(index)
+    go_on()
     summary = run_summary(index, rank)
     go_on()
     rows = timeline(index, rank)
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
-    parts = [Text(total_said(summary, capital=True)
+    parts = []
+    if hang := hang_lines(div):  # "why did my job hang" comes first
+        parts.append(Text("Why the job may hang", style="bold red"))
+        parts += [Text(f"  ⚠ {visible(line)}", style="red") for line in hang[:40]]
+        parts.append(Text(""))
+    parts += [Text(total_said(summary, capital=True)
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
     parts += timeline_lines(compile_timeline(index, rank), width)
     go_on()
@@ -92,15 +100,16 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
         longest = rows[0]["total"] or 1.0
         parts += [timeline_bar(row, longest, grouped) for row in rows[:40]]
     go_on()
-    div = divergence(index)
-    lines = describe(div)
+    lines = other_lines(div)
     if len(div["ranks"]) > 1:
         parts.append(Text(f"\n{ranks_text(div['ranks']).capitalize()}", style="bold"))
         if lines:
-            parts += [Text(f"  ⚠ {line}", style="red") for line in lines[:40]]
+            parts += [Text(f"  ⚠ {visible(line)}", style="red") for line in lines[:40]]
+        elif hang:
+            parts.append(Text("  see 'Why the job may hang' at the top", style="red"))
         else:
-            parts.append(Text("  the ranks agree: same compile ids, recompiles, cache hits and "
-                              "collective schedules", style="green"))
+            parts.append(Text("  the ranks agree: same compile ids, recompiles, cache hits, collective "
+                              "schedules, tensor metadata and graph execution order", style="green"))
     return Group(*parts)
 
 

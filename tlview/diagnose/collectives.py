@@ -1,0 +1,119 @@
+"""Collectives across ranks: the sequence of collective ops each rank's graphs issue (a rank whose
+sequence differs waits for a peer that never comes: a hang), and each graph's parity between its
+collective schedule and its output code (tlparse's `collectives_parity.json`).
+
+As tlparse 0.4.3 `--all-ranks-html`: a rank's sequence is its graphs' schedules one after the
+other (tlparse takes its graph folders in directory order; here, in the order compiled), ranks
+with no schedule included. When the ranks logged their graph execution order, the sequence they
+actually issued (each graph's schedule every time it ran) is compared too: that one names the
+collective a hung rank waited on.
+"""
+
+from __future__ import annotations
+
+import re
+
+from tlview.diagnose.rank_graphs import RankGraphs, compile_key
+from tlview.diagnose.rank_groups import group_by_key
+
+# tlparse's check_collectives_parity, to the letter: c10d functional calls in the output code,
+# comments and tags stripped first
+CALL = re.compile(r"torch\s*\.\s*ops\s*\.\s*_?c10d_functional\s*\.\s*([A-Za-z0-9_]+)\s*\.\s*default\s*\(")
+COMMENT = re.compile(r"#[^\n]*$|//[^\n]*$|/\*.*?\*/", re.M | re.S)
+TAG = re.compile(r"<[^>]*>", re.S)
+COLLECTIVE_NAMES = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all")
+
+
+def short_op(op: str) -> str:
+    """`torch.ops._c10d_functional.all_reduce_.default` -> `all_reduce_`."""
+    parts = op.split(".")
+    return parts[-2] if len(parts) >= 3 and parts[-1] == "default" else op
+
+
+def sequences(graphs: RankGraphs) -> dict | None:
+    """The ranks grouped by the collectives of all their graphs; None when they agree (or no rank
+    logged a schedule)."""
+    if not graphs.schedules:
+        return None
+    tagged = {r: [(cid, op) for cid, runs in graphs.schedules.get(r, {}).items() for ops in runs for op in ops]
+              for r in graphs.ranks}
+    compiled = _compare(tagged)
+    executed = None
+    if len(graphs.execution) >= 2:
+        issued = {}
+        for rank, order in graphs.execution.items():
+            by_key: dict[str, list] = {}
+            for cid, runs in graphs.schedules.get(rank, {}).items():
+                by_key.setdefault(compile_key(cid), []).extend(op for ops in runs for op in ops)
+            issued[rank] = [(cid, op) for cid in order for op in by_key.get(cid, ())]
+        executed = _compare(issued)
+    if compiled is None and executed is None:
+        return None
+    return {"groups": compiled["groups"] if compiled else [],
+            "first_difference": compiled["first_difference"] if compiled else None,
+            "executed": executed}
+
+
+def _compare(tagged: dict[int, list[tuple[str, str]]]) -> dict | None:
+    """Groups of ranks with the same op sequence, and where the groups first part."""
+    groups = group_by_key({r: tuple(op for _, op in seq) for r, seq in tagged.items()})
+    if len(groups) < 2:
+        return None
+    firsts = [tagged[g[0]] for g in groups]
+    at = next((i for i in range(max(map(len, firsts)))
+               if len({seq[i][1] if i < len(seq) else None for seq in firsts}) > 1), 0)
+    return {
+        "groups": [{"ranks": g, "ops": len(seq), "graphs": list(dict.fromkeys(cid for cid, _ in seq))}
+                   for g, seq in zip(groups, firsts)],
+        "first_difference": {
+            "position": at + 1,  # the n-th collective of the sequence
+            "groups": [{"ranks": g, "compile_id": seq[at][0] if at < len(seq) else None,
+                        "op": seq[at][1] if at < len(seq) else None,
+                        "after": seq[at - 1][0] if 0 < at <= len(seq) else None}
+                       for g, seq in zip(groups, firsts)],
+        },
+    }
+
+
+def _normalized(op: str) -> str | None:
+    op = op.rstrip("_")
+    name = next((n for n in COLLECTIVE_NAMES if n in op), None)
+    if name is None and "reduce" in op:
+        name = "reduce"
+    return name
+
+
+def parity(graphs: RankGraphs) -> list[dict]:
+    """Graphs whose output code calls other collectives than their schedule lists, or fewer
+    `wait_tensor`s than collectives (a collective never waited on). Ranks with the same finding
+    for a compile id are one entry."""
+    found: dict[tuple, list[int]] = {}
+    for rank in graphs.ranks:
+        for cid, runs in graphs.schedules.get(rank, {}).items():
+            code_art = graphs.output_code.get((rank, cid))
+            if code_art is None:
+                continue
+            try:
+                code = code_art.load().text
+            except (OSError, UnicodeError):
+                continue
+            scheduled: dict[str, int] = {}
+            for op in runs[0]:  # tlparse reads one schedule per graph folder
+                if (name := _normalized(op)) is not None:
+                    scheduled[name] = scheduled.get(name, 0) + 1
+            called: dict[str, int] = {}
+            waits = 0
+            for match in CALL.finditer(COMMENT.sub("", TAG.sub("", code))):
+                op = match.group(1)
+                if op == "wait_tensor":
+                    waits += 1
+                elif (name := _normalized(op)) is not None:
+                    called[name] = called.get(name, 0) + 1
+            offset = sum(abs(scheduled.get(n, 0) - called.get(n, 0)) for n in set(scheduled) | set(called))
+            missing_waits = max(0, sum(called.values()) - waits)
+            if offset or missing_waits:
+                key = (cid, offset, missing_waits, tuple(sorted(scheduled.items())), tuple(sorted(called.items())))
+                found.setdefault(key, []).append(rank)
+    return [{"compile_id": cid, "ranks": ranks, "offset": offset, "missing_waits": missing,
+             "schedule_counts": dict(sched), "code_counts": dict(code)}
+            for (cid, offset, missing, sched, code), ranks in found.items()]

@@ -1,0 +1,83 @@
+""""Why did my job hang": the divergences that stop a distributed job, said first, ranks grouped
+("ranks 0-2 vs rank 3"), naming the first graph and op where they part, and how the job died.
+
+A rank that issues another collective than its peers (or none) waits for them forever: the
+collective sequences, the compile ids only some ranks compiled, and the graph execution order
+can each hang a job. Lines are built from `divergence()`'s document, so `--json` says the same.
+"""
+
+from __future__ import annotations
+
+from tlview.diagnose.collectives import short_op
+from tlview.diagnose.rank_groups import ordinal
+from tlview.model.look import ranks_text
+
+MOST_GROUPS = 4
+MOST_IDS = 6
+
+
+def versus(groups: list[dict]) -> str:
+    """`ranks 0-2 vs rank 3` (a few groups, then how many more)."""
+    said = " vs ".join(ranks_text(g["ranks"]) for g in groups[:MOST_GROUPS])
+    return said + (f" vs … ({len(groups)} groups)" if len(groups) > MOST_GROUPS else "")
+
+
+def _sequence_line(found: dict, executed: bool) -> str:
+    first = found["first_difference"]
+    parts = []
+    for g in first["groups"][:MOST_GROUPS]:
+        if g["op"] is not None:
+            parts.append(f"{short_op(g['op'])} in [{g['compile_id']}] on {ranks_text(g['ranks'])}")
+        else:
+            after = f" after [{g['after']}]" if g.get("after") else ""
+            parts.append(f"none on {ranks_text(g['ranks'])} (its collectives end{after})")
+    how = "run (in graph execution order)" if executed else "compiled (over all graphs)"
+    return (f"collectives differ (can hang the job): {versus(found['groups'])}; the {ordinal(first['position'])} "
+            f"collective {how}: " + "; ".join(parts))
+
+
+def hang_lines(div: dict) -> list[str]:
+    lines = []
+    sequences = div.get("collective_sequences")
+    if sequences:
+        # what the ranks ran names the collective a rank waited on; else what they compiled
+        if executed := sequences.get("executed"):
+            lines.append(_sequence_line(executed, True))
+        elif sequences["groups"]:
+            lines.append(_sequence_line(sequences, False))
+    for entry in div["collective_schedules"]:
+        parts = "; ".join(f"{g['ops']} ops on {ranks_text(g['ranks'])}" for g in entry["groups"][:MOST_GROUPS])
+        lines.append(f"collective schedule of [{entry['id']}] differs (a hang risk): {parts}")
+    order = div.get("execution_order")
+    if order and order["first_difference"]:
+        first = order["first_difference"]
+        parts = "; ".join(f"[{g['compile_id']}] on {ranks_text(g['ranks'])}" if g["compile_id"] else
+                          f"nothing on {ranks_text(g['ranks'])} (its order ends)"
+                          for g in first["groups"][:MOST_GROUPS])
+        lines.append(f"graph execution order differs: the {ordinal(first['position'])} graph run is {parts}")
+    if order and order["schedule_mismatch_ranks"]:
+        lines.append("graphs run at the same place have different collective schedules on "
+                     + ranks_text(order["schedule_mismatch_ranks"]))
+    by_where: dict[tuple, list[str]] = {}  # compile ids on the same ranks: one line
+    for entry in div["compile_ids"]:
+        by_where.setdefault((tuple(entry["ranks"]), tuple(entry["missing_on"])), []).append(entry["id"])
+    for (ranks, missing), ids in by_where.items():
+        said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
+        lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
+                     f"(not on {ranks_text(missing)})")
+    lines += death_lines(div.get("job_death"))
+    return lines
+
+
+def death_lines(death: dict | None) -> list[str]:
+    if not death:
+        return []
+    lines = []
+    for entry in death["deaths"][:8]:
+        lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}")
+    root = death.get("root_cause")
+    if root:
+        how = f" (exit code {root['exitcode']}{', ' + root['signal'] if root.get('signal') else ''})" \
+            if root.get("exitcode") is not None else ""
+        lines.append(f"torchrun: rank {root['rank']} failed first{how}")
+    return lines

@@ -1,0 +1,135 @@
+"""What the multi-rank diagnostics compare, gathered in one pass over the compile ids of all
+ranks: each graph's collective schedule, its runtime estimates and tensor metadata, its output
+code, its cache outcome, and each rank's graph execution order.
+
+Torch logs them with `torch._inductor.config.log_tlparse = True` (`inductor_collective_schedule`
+also without) and, for the order, inside `torch._inductor.debug.record_and_log_graph_execution_order()`.
+Payloads are small JSON documents, read from disk here and not kept by the index.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import orjson
+
+from tlview.model.compile_id import CompileId
+from tlview.model.index import Index
+from tlview.model.registry import cache_outcome
+
+SCHEDULE = "inductor_collective_schedule"
+RUNTIME_META = "inductor_runtime_and_tensor_meta"
+EXECUTION = "graph_execution"
+OUTPUT_CODE = "inductor_output_code"
+# tlparse keeps the strongest outcome of a graph's caches: one miss makes it a miss
+CACHE_STRENGTH = {"miss": 3, "hit": 2, "bypass": 1}
+
+
+class GraphMeta(NamedTuple):
+    """One `inductor_runtime_and_tensor_meta` payload, in brief: the payload stays on disk (20,000
+    ranks' payloads held at once took gigabytes); `load_meta` reads it again when needed."""
+
+    digest: bytes  # of the whole payload, keys sorted: tlparse compares the whole of it
+    ops: int
+    runtime_ns: float  # the sum of the ops' estimates
+    artifact: object
+
+
+def load_meta(meta: GraphMeta) -> dict:
+    payload = _json(meta.artifact)
+    return payload if isinstance(payload, dict) else {}
+
+
+def meta_ops(payload) -> list[dict]:
+    ops = payload.get("ops") if isinstance(payload, dict) else None
+    return [op for op in ops if isinstance(op, dict)] if isinstance(ops, list) else []
+
+
+def _brief(payload, artifact) -> GraphMeta:
+    ops = meta_ops(payload)
+    runtime = 0.0
+    for op in ops:
+        try:
+            runtime += float(op.get("estimated_runtime_ns") or 0)
+        except (TypeError, ValueError):
+            pass
+    digest = hashlib.blake2b(orjson.dumps(payload, option=orjson.OPT_SORT_KEYS), digest_size=16).digest()
+    return GraphMeta(digest, len(ops), runtime, artifact)
+
+
+@dataclass
+class RankGraphs:
+    ranks: list[int]
+    # rank -> compile id (with its attempt, as tlparse's graph folders) -> payloads, in the order logged
+    schedules: dict[int, dict[str, list[list[str]]]] = field(default_factory=dict)
+    runtime_meta: dict[int, dict[str, list[GraphMeta]]] = field(default_factory=dict)
+    output_code: dict[tuple[int, str], object] = field(default_factory=dict)  # the first, not loaded
+    cache: dict[tuple[int, str], str] = field(default_factory=dict)  # (rank, compile key) -> outcome
+    execution: dict[int, list[str]] = field(default_factory=dict)  # rank -> compile ids run, in order
+
+    def schedule_ops(self, rank: int, cid: str) -> list[str]:
+        return [op for ops in self.schedules.get(rank, {}).get(cid, ()) for op in ops]
+
+
+def _json(artifact):
+    try:
+        return orjson.loads(artifact.load().text)
+    except (orjson.JSONDecodeError, OSError, UnicodeError):
+        return None
+
+
+def compile_key(cid: str) -> str:
+    """`0/0_1` -> `0/0`: the compile a graph execution names (torch logs no attempt there)."""
+    parsed = CompileId.parse(cid)
+    return str(parsed.compile_key) if parsed is not None else cid
+
+
+def execution_order(payload) -> list[str] | None:
+    """The compile ids of a `graph_execution` payload, as tlparse reads it (strings, or objects
+    with a `compile_id`)."""
+    order = payload.get("graph_execution_order") if isinstance(payload, dict) else None
+    if not isinstance(order, list):
+        return None
+    ids = [item if isinstance(item, str) else item.get("compile_id") if isinstance(item, dict) else None
+           for item in order]
+    return [compile_key(i) for i in ids if isinstance(i, str)]
+
+
+def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGraphs:
+    """One pass over the nodes (and each rank's records of no compile id), never one per rank.
+    `nodes`: (node, rank) pairs of these ranks' compile ids, when the caller has them."""
+    graphs = RankGraphs(ranks)
+    rank_set = set(ranks)
+    if nodes is None:
+        nodes = [(n, rank) for n in index.iter_nodes() if (rank := n.rank) in rank_set and n.cid.frame is not None]
+    for node, rank in nodes:
+        cid = node.id
+        for art in node.artifacts:
+            name = art.name
+            if name == SCHEDULE:
+                ops = _json(art)
+                ops = [sys.intern(op) for op in ops if isinstance(op, str)] if isinstance(ops, list) else []
+                if ops:  # tlparse leaves out empty schedules
+                    graphs.schedules.setdefault(rank, {}).setdefault(cid, []).append(ops)
+            elif name == RUNTIME_META:
+                meta = _json(art)
+                if meta is not None:
+                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(_brief(meta, art))
+            elif name == OUTPUT_CODE:
+                graphs.output_code.setdefault((rank, cid), art)
+            elif (outcome := cache_outcome(name)) is not None:
+                key = (rank, compile_key(cid))
+                if CACHE_STRENGTH[outcome] > CACHE_STRENGTH.get(graphs.cache.get(key), 0):
+                    graphs.cache[key] = outcome
+    for group, node in list(index.outside.items()):
+        if group.rank not in rank_set:
+            continue
+        executions = [a for a in node.artifacts if a.name == EXECUTION]
+        if executions:  # the latest one, as tlparse
+            order = execution_order(_json(executions[-1]))
+            if order is not None:
+                graphs.execution[group.rank] = order
+    return graphs
