@@ -188,3 +188,38 @@ def test_a_very_deep_stack_neither_recurses_nor_floods(tmp_path):
     console.print(trie_tree(root, grouped=False))
     text = console.export_text()
     assert "… more frames" in text and len(text.splitlines()) < 2100
+
+
+@pytest.mark.asyncio
+@pytest.mark.parametrize("how", ["enter", "click"])
+async def test_a_leaf_of_the_trie_opens_its_compile(how):
+    """In the Run pane, Enter on the line of the current match (or a click on a compile id of the
+    stack trie) selects that compile id in the tree; the trie was static text."""
+    from conftest import press, ready, until
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.rendered_view import RenderedView
+
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=(140, 40)) as pilot:
+        await ready(app, pilot)
+        assert app.tree.entry.node.id == "0/0"
+        await press(pilot, "9")
+        body = app.query_one("#run-body", RenderedView)
+        await until(pilot, lambda: any("Stack trie" in s.text for s in body._strips), what="the trie")
+        body.focus()
+        await press(pilot, "slash", *"[3/2]", "enter")
+        trie = next(i for i, s in enumerate(body._strips) if "Stack trie" in s.text)
+        for _ in range(body.search.total):
+            if body.search.position()[0] > trie:
+                break
+            await press(pilot, "n")  # (the timeline names it first)
+        line, _ = body.search.position()
+        assert line > trie
+        if how == "enter":
+            await press(pilot, "enter")
+        else:
+            column = body._strips[line].text.index("[3/2]")
+            await pilot.click(body, offset=(column + 1, line - body.scroll_offset.y))
+        await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node.id == "3/2",
+                    what="[3/2] selected")
+        assert app.tree.has_focus

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections import deque
 
+from rich.style import Style
 from rich.text import Text
 from rich.tree import Tree
 
@@ -17,6 +18,7 @@ from tlview.model.look import ranks_text, whose
 from tlview.textsafe import visible
 
 _PACKAGES = ("/site-packages/", "/dist-packages/")
+OPENS = "opens_compile"  # a style's meta on text that names a compile: the seq of its first node
 NODES_SHOWN = 2000  # a trie of more frames (10,000 compile ids) shows its first ones
 
 
@@ -32,8 +34,10 @@ def short_file(path: str) -> str:
 def frame_text(node: TrieNode, grouped: bool) -> Text:
     frame = node.frame
     text = Text()
-    for (key, status), groups in _compiles_here(node).items():
-        text.append(f"{status.symbol} [{key}]", style=status.style)
+    for (key, status), compiles in _compiles_here(node).items():
+        groups = [c.group for c in compiles]
+        # (the explorer opens the compile from here: Enter or a click on the line, OPENS)
+        text.append(f"{status.symbol} [{key}]", style=Style.parse(status.style) + Style(meta={OPENS: compiles[0].head.seq}))
         if grouped:
             text.append(f" {_whose(groups)}", style="dim")
         text.append("  ")
@@ -69,7 +73,7 @@ def _compiles_here(node: TrieNode) -> dict:
     ranks 0,1,3 and a break on rank 2 are two entries."""
     out: dict = {}
     for compile_ in node.compiles:
-        out.setdefault((str(compile_.key), compile_.status), []).append(compile_.group)
+        out.setdefault((str(compile_.key), compile_.status), []).append(compile_)
     return out
 
 

@@ -10,12 +10,17 @@ from __future__ import annotations
 
 from typing import Callable
 
+from dataclasses import dataclass
+
 from rich.console import Console, Group
+from textual import events
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tlview.ui.binding_help import key
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
@@ -41,7 +46,17 @@ class RenderedView(SearchableLines, ScrollView, can_focus=True):
 
     DEFAULT_CSS = SEARCH_CSS.format(view="RenderedView")
     COMPONENT_CLASSES = SEARCH_COMPONENTS
-    BINDINGS = [*SCROLL_BINDINGS, *SEARCH_BINDINGS]
+    BINDINGS = [*SCROLL_BINDINGS, *SEARCH_BINDINGS,
+                key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the "
+                    "current match's, else the first on screen): the Run pane's stack trie", "view-open",
+                    show=False)]
+
+    @dataclass
+    class Opened(Message):
+        """Enter or a click on text that names something to open (its style's meta, `opens`)."""
+
+        view: "RenderedView"
+        meta: dict
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
@@ -60,6 +75,39 @@ class RenderedView(SearchableLines, ScrollView, can_focus=True):
         self.virtual_size = Size(max((s.cell_length for s in strips), default=0), len(strips))
         self.search_again()
         self.refresh()
+
+    # ---- opening what a line names ----------------------------------------------------------
+
+    def action_open_line(self) -> None:
+        """What the current match names (a line may name several compile ids), else the first
+        thing on screen that names one."""
+        if self.search is not None and self.search.total:
+            number, occurrence = self.search.position()
+            column = self.search.column(self.search_lines()[number], occurrence)
+            if meta := self._meta_at(number, column):
+                self.post_message(self.Opened(self, meta))
+                return
+        first = self.scroll_offset.y
+        for number in range(first, min(first + max(self.size.height, 1), len(self._strips))):
+            if meta := self._meta_at(number):
+                self.post_message(self.Opened(self, meta))
+                return
+        self.notify("nothing to open here: Enter opens a compile id of the Run pane's stack trie "
+                    "(/ to find it first)", timeout=3)
+
+    def _meta_at(self, number: int, column: int | None = None) -> dict | None:
+        """The meta of line `number`'s text at `column` (None: its first), if any."""
+        at = 0
+        for segment in self._strips[number]:
+            end = at + segment.cell_length
+            if segment.style is not None and segment.style.meta and (column is None or at <= column < end):
+                return dict(segment.style.meta)
+            at = end
+        return None
+
+    def on_click(self, event: events.Click) -> None:
+        if event.style.meta:
+            self.post_message(self.Opened(self, dict(event.style.meta)))
 
     # ---- search --------------------------------------------------------------------------------
 

@@ -19,10 +19,11 @@ from tlview.diagnose.stack_trie import stack_trie
 from tlview.diagnose.timeline import compile_timeline
 from tlview.model.index import Index
 from tlview.model.look import phase_legend, ranks_text, ref, seconds, short_path, timeline_bar, whose
-from tlview.report.stack_trie_look import trie_tree
+from tlview.report.stack_trie_look import OPENS, trie_tree
 from tlview.report.timeline_look import timeline_lines, total_said
 from tlview.textsafe import one_line, visible
 from tlview.ui.keys_first import step_back
+from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection, plain_text
 from tlview.ui.rendered_view import RenderedView, render_strips
 
@@ -200,6 +201,15 @@ class RunPane(Pane, Vertical):
         if view is not None and strips is not None and shown == self._shown:
             self.query_one("#run-body", RenderedView).show(view, strips)
         self._start_wanted()
+
+    def on_rendered_view_opened(self, message: RenderedView.Opened) -> None:
+        """A compile id of the stack trie: selected in the tree (by its node's seq)."""
+        message.stop()
+        seq = message.meta.get(OPENS)
+        node = next((n for n in self._selection.index.iter_nodes() if n.seq == seq), None) \
+            if self._selection is not None and seq is not None else None
+        if node is not None:
+            self.post_message(JumpToCompile(node))
 
     def copy_text(self) -> str:
         return plain_text(self.query_one("#run-body", RenderedView).content)
