@@ -17,6 +17,7 @@ from pathlib import Path
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
@@ -68,6 +69,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     TITLE = "tlview"
     BINDINGS = BINDINGS
     ALLOW_IN_MAXIMIZED_VIEW = "KeyHints, StatusLine, SearchBar"  # what it says, the counts, a search
+    # the cursor goes to the newest compile id as they come (following.py watches it)
+    auto_follow: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
                  poll: bool = False, kind: str | None = None, job=None, input_ended=None,
@@ -99,7 +102,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self._settled_at = 0  # tree entries when memory was last settled
         self._settled_index: Index | None = None  # the index then
         self.events = LiveEvents()
-        self.auto_follow = follow  # the cursor goes to the newest compile id as they come
+        self.set_reactive(TlviewApp.auto_follow, follow)
         self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
         self.caught_up = not follow
         self.new_unseen = 0

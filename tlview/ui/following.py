@@ -55,14 +55,15 @@ class Following:
         moved = isinstance(event, events.Click) or isinstance(event, events.Key) and event.key in USER_MOVES
         if self.auto_follow and self.caught_up and moved:
             self.auto_follow = False
-            self._set_facts()
         await super().on_event(event)
+
+    def watch_auto_follow(self) -> None:
+        self._set_facts()  # live / paused
 
     def action_toggle_follow(self) -> None:
         if self.live is None:
             self.notify("not following: open with --follow to watch a running job", timeout=3)
             return
-        self.auto_follow = not self.auto_follow
         self.new_unseen = 0
-        self._set_facts()
+        self.auto_follow = not self.auto_follow
         self.refresh_views()

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from rich.style import Style
 from rich.text import Text
 from textual.message import Message
+from textual.reactive import reactive
 from textual.widgets import Static
 
 SAID_KEPT = 100  # what the app said, kept for tests and for a look back
@@ -38,12 +39,13 @@ class KeyHints(Static):
     COMPONENT_CLASSES = {"key-hints--key", "key-hints--description"}
     ALLOW_SELECT = False
 
+    hints: reactive[tuple | None] = reactive(None, init=False, repaint=False)  # (the keys, the palette's)
+    saying: reactive[Text | None] = reactive(None, init=False, repaint=False)  # said instead of the keys
+
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
         self.shown: list[tuple[str, str, str]] = []  # (key, as shown, description), left to right
-        self._hints: tuple | None = None  # (the keys, the palette's key) to draw
         self._drawn: tuple | None = None
-        self._said: Text | None = None  # what the app says, shown instead of the keys for a moment
         self._said_timer = None
 
     def on_mount(self) -> None:
@@ -67,8 +69,7 @@ class KeyHints(Static):
                 seen.add(binding.action)
                 shown.append((binding.key, self.app.get_key_display(binding), binding.description, enabled))
         self.shown = [(key, display, description) for key, display, description, _ in shown]
-        self._hints = (tuple(shown), palette)
-        self._draw()
+        self.hints = (tuple(shown), palette)  # (drawn by the watcher when they changed)
 
     SEVERITY_STYLE = {"information": "bold", "warning": "bold #ffd75f", "error": "bold #ff5f5f"}
 
@@ -78,22 +79,30 @@ class KeyHints(Static):
             said.append(f"{title}: ", style=self.SEVERITY_STYLE.get(severity, "bold"))
         said.append_text(message)
         said.stylize(self.SEVERITY_STYLE.get(severity, "bold") if severity != "information" else "")
-        self._said = said
         if self._said_timer is not None:
             self._said_timer.stop()
         self._said_timer = self.set_timer(seconds, self.unsay)
-        self.update(said)
+        self.saying = said
 
     def unsay(self) -> None:
         if self._said_timer is not None:
             self._said_timer.stop()
-        self._said = self._said_timer = None
-        self._drawn = None
+        self._said_timer = None
+        self.saying = None
+
+    def watch_saying(self, said: Text | None) -> None:
+        if said is not None:
+            self.update(said)
+        else:
+            self._drawn = None  # the keys come back
+            self._draw()
+
+    def watch_hints(self) -> None:
         self._draw()
 
     def _draw(self) -> None:
-        hints = self._hints
-        if self._said is not None:
+        hints = self.hints
+        if self.saying is not None:
             return  # the keys come back when what was said is over
         if hints is None or (hints, self.size.width) == self._drawn:
             return  # the same keys: no redraw (a focus change within one widget's keys)

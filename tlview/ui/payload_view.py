@@ -18,6 +18,7 @@ from rich.syntax import Syntax
 from rich.text import Text
 from textual.cache import LRUCache
 from textual.geometry import Size
+from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
@@ -63,6 +64,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
     PayloadView > .payload--gutter { color: $text-muted; }
     """ + SEARCH_CSS.format(view="PayloadView")
     COMPONENT_CLASSES = {"payload--gutter", *SEARCH_COMPONENTS}
+    wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped (between words)
     BINDINGS = [
         *SCROLL_BINDINGS,
         *SEARCH_BINDINGS,
@@ -80,7 +82,6 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         self._pending: set[tuple[int, int]] = set()  # (generation, first line) being highlighted
         self._generation = 0  # which text (and style) a highlighted block belongs to
         self._gutter = 1
-        self.wrap = False
         self._row_of: array | None = None  # wrapped: each line's first row (and the total last)
         self._row_starts: dict[int, list[int]] = {}  # wrapped: where each row of a long line starts
         self._wrap_width = 0
@@ -142,12 +143,14 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
             self._layout()
 
     def action_toggle_wrap(self) -> None:
-        top = self._line_at(self.scroll_offset.y)[0]
         self.wrap = not self.wrap
+        self.notify("wrapping long lines" if self.wrap else "long lines cut (← → scroll)", timeout=1.5)
+
+    def watch_wrap(self) -> None:
+        top = self._line_at(self.scroll_offset.y)[0]  # (laid out as it was)
         self._layout()
         self.scroll_to(0, self._row(top), animate=False)
         self.refresh()
-        self.notify("wrapping long lines" if self.wrap else "long lines cut (← → scroll)", timeout=1.5)
 
     def _line_at(self, row: int) -> tuple[int, int]:
         """(line, row within the line) drawn at virtual row `row`."""
