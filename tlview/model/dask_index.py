@@ -1,0 +1,138 @@
+"""`--dask ADDRESS`: the trace files indexed on a Dask cluster. A file's index is a pure function
+of its bytes (`parallel.index_range`), so the workers index files (a batch of files a task) and
+send back parts; the parts merge here in file order (`Index.merge_part`), which makes the index
+the one-process index. The workers read the paths found here: a filesystem they share with us.
+
+Dask is imported only here, and only when `--dask` is given (the `dask` extra).
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import threading
+
+from tlview.model import parallel
+from tlview.model.index import Index
+from tlview.source.trace_file import TraceFile
+
+CONNECT_SECONDS = 5.0  # to reach the scheduler; then a clear error, never a hang
+WORKERS_SECONDS = 5.0  # for a scheduler with no worker yet to get one
+BATCHES_PER_WORKER = 4  # tasks a worker at least: the last ones finish together
+BATCH_BYTES = 32 << 20  # at most this many bytes a task, unless one file is bigger
+INSTALL = "pip install 'tlview[dask]'"  # (cli_args says it too: --help)
+
+
+class ClusterError(Exception):
+    """No cluster to index on (Dask not installed, the scheduler not reached); one line."""
+
+
+def index_batch(files: list[tuple[str, bool, int | None]]) -> list[dict]:
+    """On a worker: each file (path, verify_md5, rank_from_name) indexed whole, as a part."""
+    was_enabled = gc.isenabled()  # index_range turns the GC off; a worker lives on
+    try:
+        return [parallel.index_range(path, 0, None, verify_md5, rank, (None, ""))
+                for path, verify_md5, rank in files]
+    finally:
+        if was_enabled:
+            gc.enable()
+
+
+def connect(address: str):
+    """A Client of the scheduler at `address`, or ClusterError within CONNECT_SECONDS or so."""
+    try:
+        from distributed import Client
+    except ImportError:
+        raise ClusterError(f"--dask needs Dask's distributed scheduler: {INSTALL}") from None
+    outcome: dict = {}
+
+    def attempt() -> None:
+        try:
+            outcome["client"] = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
+        except Exception as exc:  # noqa: BLE001 - any failure (a bad address, a refusal) is said
+            outcome["error"] = exc
+
+    # Client's own timeout covers the connection, not every step after it: a deadline of our own.
+    thread = threading.Thread(target=attempt, name="dask-connect", daemon=True)
+    thread.start()
+    thread.join(CONNECT_SECONDS + 2)
+    if "client" in outcome:
+        return outcome["client"]
+    error = outcome.get("error")
+    why = f"{type(error).__name__}: {error}" if error is not None else f"no answer in {CONNECT_SECONDS:g} s"
+    raise ClusterError(f"--dask {address}: cannot reach the Dask scheduler ({why})")
+
+
+def batches(sources: list[TraceFile], workers: int) -> list[list[TraceFile]]:
+    """The files in file order, cut into batches of about equal bytes: at least
+    BATCHES_PER_WORKER a worker (small rank files are not a task each), BATCH_BYTES at most."""
+    total = sum(source.size for source in sources)
+    wanted = max(1, min(BATCH_BYTES, total // (workers * BATCHES_PER_WORKER)))
+    cut: list[list[TraceFile]] = []
+    taken = wanted
+    for source in sources:
+        if taken >= wanted:
+            cut.append([])
+            taken = 0
+        cut[-1].append(source)
+        taken += source.size
+    return cut
+
+
+def index_on_cluster(index: Index, address: str) -> None:
+    """Index `index`'s trace files not read yet on the cluster at `address`, merged in file order.
+    A batch that fails there (a worker that cannot read the path) is read here, in its turn, and
+    a note says so. Other sources (TORCH_LOGS text) are left to be read here."""
+    sources = [s for s in index.sources if isinstance(s, TraceFile) and s.scanned_to == 0]
+    for source in sources:
+        source.size = os.path.getsize(source.path)
+    client = connect(address)
+    try:
+        if not sources:
+            return
+        workers = _workers(client, address)
+        cut = batches(sources, workers)
+        futures = client.map(index_batch, [[(s.path, s.verify_md5, s.rank_from_name) for s in batch]
+                                           for batch in cut], pure=False)
+        _merge_as_completed(index, cut, futures, client.loop)
+    finally:
+        client.close()
+
+
+def _workers(client, address: str) -> int:
+    try:
+        client.wait_for_workers(1, timeout=WORKERS_SECONDS)
+    except Exception as exc:  # noqa: BLE001 - a TimeoutError in most versions; a lost scheduler too
+        raise ClusterError(f"--dask {address}: the scheduler has no worker "
+                           f"({type(exc).__name__}: {exc})") from None
+    return max(1, len(client.scheduler_info().get("workers", {})))
+
+
+def _merge_as_completed(index: Index, cut: list[list[TraceFile]], futures: list, loop) -> None:
+    """Merge each batch's parts once every batch before it is merged (file order), while the
+    cluster indexes the batches after it."""
+    from distributed import as_completed
+
+    turn_of = {future.key: turn for turn, future in enumerate(futures)}
+    arrived: dict[int, object] = {}
+    turn = 0
+    for future in as_completed(futures, loop=loop):  # (the loop: our client is not the default)
+        arrived[turn_of[future.key]] = future
+        while turn in arrived:
+            _merge_batch(index, cut[turn], arrived.pop(turn))
+            turn += 1
+
+
+def _merge_batch(index: Index, batch: list[TraceFile], future) -> None:
+    try:
+        parts = future.result()
+    except Exception as exc:  # noqa: BLE001 - the files are read here instead
+        index.notes.append(f"{len(batch)} file(s) from {batch[0].path}: read here, not on the "
+                           f"cluster ({type(exc).__name__}: {exc})")
+        for source in batch:
+            index.feed(source)
+        return
+    finally:
+        future.release()  # the worker may forget the part
+    for source, part in zip(batch, parts):
+        index.merge_part(source, part)
