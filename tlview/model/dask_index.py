@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import gc
 import os
+import socket
 import threading
 
 from tlview.model import parallel
@@ -42,12 +43,16 @@ def connect(address: str):
     """A Client of the scheduler at `address`, or ClusterError within CONNECT_SECONDS or so."""
     try:
         from distributed import Client
+        from distributed.comm import get_address_host_port, resolve_address
     except ImportError:
         raise ClusterError(f"--dask needs Dask's distributed scheduler: {INSTALL}") from None
     outcome: dict = {}
 
     def attempt() -> None:
         try:
+            resolved = resolve_address(address)  # a bad address made a Client that hung our exit 10 s
+            if resolved.startswith("tcp://"):  # nobody listening: said now, not after the timeout
+                socket.create_connection(get_address_host_port(resolved), CONNECT_SECONDS).close()
             outcome["client"] = Client(address, timeout=CONNECT_SECONDS, set_as_default=False)
         except Exception as exc:  # noqa: BLE001 - any failure (a bad address, a refusal) is said
             outcome["error"] = exc
