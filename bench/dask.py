@@ -104,7 +104,7 @@ def main() -> None:
     print(f"rank file: {RANK_FILE.relative_to(ROOT)} ({RANK_FILE.stat().st_size:,} bytes); "
           f"{os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f}")
     start = time.perf_counter()
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None)
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0")
     print(f"LocalCluster of 2 workers started in {time.perf_counter() - start:.2f} s (not counted below)")
     try:
         for ranks in [int(r) for r in args.ranks.split(",")]:

@@ -19,7 +19,7 @@ from tlview.model import dask_index
 
 @pytest.fixture(scope="module")
 def scheduler():
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+    with LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=":0") as cluster:
         yield cluster.scheduler_address
 
 
