@@ -5,6 +5,7 @@ or Dask not installed, is one line and exit 2, at once."""
 from __future__ import annotations
 
 import json
+import os
 import socket
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from distributed import LocalCluster
 
 from conftest import CORPUS, GENERATED, ROOT, run_cli
 from tlview.model import dask_index
+from tlview.model.index import Index
+from tlview.source.discover import find_logs
 
 
 @pytest.fixture(scope="module")
@@ -49,22 +52,43 @@ def test_the_cluster_s_json_is_one_process_s(folder, scheduler, request):
     assert json_out("--dask", scheduler, path) == here
 
 
+def pieces_of(folder) -> list[dask_index.Piece]:
+    index = Index()
+    for log in find_logs(str(folder))[0]:
+        index.add_log(log).size = os.path.getsize(log.path)
+    return [piece for source in index.sources for piece in dask_index.pieces(source)]
+
+
 def test_the_64_ranks_go_in_batches(ranks64):
     """64 small files on 2 workers are 8 tasks (4 a worker), in file order, not 64 round trips."""
-    sources = [type("Source", (), {"size": path.stat().st_size, "name": path.name})()
-               for path in sorted(ranks64.iterdir())]
-    cut = dask_index.batches(sources, workers=2)
+    files = pieces_of(ranks64)
+    assert len(files) == 64 and all((p.start, p.end) == (0, None) for p in files)
+    cut = dask_index.batches(files, workers=2)
     assert len(cut) == 8
-    assert [s.name for batch in cut for s in batch] == [s.name for s in sources]
+    assert [piece for batch in cut for piece in batch] == files
 
 
-def test_a_batch_the_workers_cannot_read_is_read_here_in_its_turn(scheduler, monkeypatch):
-    """A worker that cannot read the paths (no shared filesystem): the files are read here, the
-    JSON is still one process's, and a note says what happened."""
+BIG = 256 << 10  # a batch's bytes in the tests below: the corpus's 2 and 4 MB rank files are big
+
+
+def test_a_big_file_is_indexed_in_ranges_and_merges_to_one_process_s_json(scheduler, monkeypatch):
+    path = CORPUS / "distributed" / "trace"
+    here = json_out(str(path))
+    monkeypatch.setattr(dask_index, "BATCH_BYTES", BIG)
+    ranges = pieces_of(path)
+    assert len(ranges) >= 20 and all(p.end is None or p.end - p.start >= BIG for p in ranges)
+    assert json_out("--dask", scheduler, str(path)) == here
+
+
+@pytest.mark.parametrize("batch_bytes", [dask_index.BATCH_BYTES, BIG])
+def test_a_batch_the_workers_cannot_read_is_read_here_in_its_turn(scheduler, monkeypatch, batch_bytes):
+    """A worker that cannot read the paths (no shared filesystem): the files (whole, or in
+    ranges) are read here, the JSON is still one process's, and a note says what happened."""
     path = str(CORPUS / "distributed" / "trace")
     alone = json.loads(json_out(path))
+    monkeypatch.setattr(dask_index, "BATCH_BYTES", batch_bytes)
     # (a lambda is sent by value: the workers run it, and fail as on a path they do not have)
-    monkeypatch.setattr(dask_index, "index_batch", lambda files: open(files[0][0] + ".elsewhere"))
+    monkeypatch.setattr(dask_index, "index_batch", lambda tasks: open(tasks[0][0] + ".elsewhere"))
     with_notes = json.loads(json_out("--dask", scheduler, path))
     notes = with_notes.pop("notes")
     assert notes and all("read here, not on the cluster (FileNotFoundError" in note for note in notes)

@@ -1,6 +1,6 @@
 """`--dask ADDRESS`: the trace files indexed on a Dask cluster. A file's index is a pure function
-of its bytes (`parallel.index_range`), so the workers index files (a batch of files a task) and
-send back parts; the parts merge here in file order (`Index.merge_part`), which makes the index
+of its bytes (`parallel.index_range`), so the workers index files (a batch of files a task; a
+big file cut into ranges at envelope lines) and send back parts; the parts merge here in file order (`Index.merge_part`), which makes the index
 the one-process index. The workers read the paths found here: a filesystem they share with us.
 
 Dask is imported only here, and only when `--dask` is given (the `dask` extra).
@@ -12,6 +12,7 @@ import gc
 import os
 import socket
 import threading
+from typing import NamedTuple
 
 from tlview.model import parallel
 from tlview.model.index import Index
@@ -20,7 +21,7 @@ from tlview.source.trace_file import TraceFile
 CONNECT_SECONDS = 5.0  # to reach the scheduler; then a clear error, never a hang
 WORKERS_SECONDS = 5.0  # for a scheduler with no worker yet to get one
 BATCHES_PER_WORKER = 4  # tasks a worker at least: the last ones finish together
-BATCH_BYTES = 32 << 20  # at most this many bytes a task, unless one file is bigger
+BATCH_BYTES = 32 << 20  # at most this many bytes a task; a bigger file is cut into pieces of this size
 INSTALL = "pip install 'tlview[dask]'"  # (cli_args says it too: --help)
 
 
@@ -28,15 +29,51 @@ class ClusterError(Exception):
     """No cluster to index on (Dask not installed, the scheduler not reached); one line."""
 
 
-def index_batch(files: list[tuple[str, bool, int | None]]) -> list[dict]:
-    """On a worker: each file (path, verify_md5, rank_from_name) indexed whole, as a part."""
+class Piece(NamedTuple):
+    """A byte range of a trace file, indexed in one go: a whole file (0, None), or a range of a
+    file bigger than a batch, cut at envelope lines."""
+
+    source: TraceFile
+    start: int
+    end: int | None  # None: to the end of the file
+
+    @property
+    def size(self) -> int:
+        return (self.source.size if self.end is None else self.end) - self.start
+
+    def task(self) -> tuple:
+        """index_range's arguments. A later range needs the file's process (from its first
+        envelope: peek_process); a whole file finds it itself."""
+        source = self.source
+        process = (None, "") if (self.start, self.end) == (0, None) else (source.pid, source.started)
+        return source.path, self.start, self.end, source.verify_md5, source.rank_from_name, process
+
+    def read_here(self, index: Index) -> None:
+        """Index the piece in this process instead (the pieces before it are merged)."""
+        index.feed(self.source, limit=None if self.end is None else self.end - self.start)
+        if self.end is not None:
+            self.source.close_open_at(self.end)  # as index_range does: the next piece's first envelope
+
+
+def index_batch(tasks: list[tuple]) -> list[dict]:
+    """On a worker: each piece (index_range's arguments) indexed, as a part."""
     was_enabled = gc.isenabled()  # index_range turns the GC off; a worker lives on
     try:
-        return [parallel.index_range(path, 0, None, verify_md5, rank, (None, ""))
-                for path, verify_md5, rank in files]
+        return [parallel.index_range(*task) for task in tasks]
     finally:
         if was_enabled:
             gc.enable()
+
+
+def pieces(source: TraceFile) -> list[Piece]:
+    """A file as pieces of about BATCH_BYTES: the whole file unless it is bigger."""
+    if source.size <= BATCH_BYTES:
+        return [Piece(source, 0, None)]
+    source.peek_process()
+    starts = [0]
+    while (following := parallel.next_envelope(source, starts[-1] + BATCH_BYTES)) is not None:
+        starts.append(following)
+    return [Piece(source, a, b) for a, b in zip(starts, [*starts[1:], None])]
 
 
 def connect(address: str):
@@ -68,19 +105,19 @@ def connect(address: str):
     raise ClusterError(f"--dask {address}: cannot reach the Dask scheduler ({why})")
 
 
-def batches(sources: list[TraceFile], workers: int) -> list[list[TraceFile]]:
-    """The files in file order, cut into batches of about equal bytes: at least
+def batches(parts: list[Piece], workers: int) -> list[list[Piece]]:
+    """The pieces in file order, cut into batches of about equal bytes: at least
     BATCHES_PER_WORKER a worker (small rank files are not a task each), BATCH_BYTES at most."""
-    total = sum(source.size for source in sources)
+    total = sum(piece.size for piece in parts)
     wanted = max(1, min(BATCH_BYTES, total // (workers * BATCHES_PER_WORKER)))
-    cut: list[list[TraceFile]] = []
+    cut: list[list[Piece]] = []
     taken = wanted
-    for source in sources:
+    for piece in parts:
         if taken >= wanted:
             cut.append([])
             taken = 0
-        cut[-1].append(source)
-        taken += source.size
+        cut[-1].append(piece)
+        taken += piece.size
     return cut
 
 
@@ -96,9 +133,8 @@ def index_on_cluster(index: Index, address: str) -> None:
         if not sources:
             return
         workers = _workers(client, address)
-        cut = batches(sources, workers)
-        futures = client.map(index_batch, [[(s.path, s.verify_md5, s.rank_from_name) for s in batch]
-                                           for batch in cut], pure=False)
+        cut = batches([piece for source in sources for piece in pieces(source)], workers)
+        futures = client.map(index_batch, [[piece.task() for piece in batch] for batch in cut], pure=False)
         _merge_as_completed(index, cut, futures, client.loop)
     finally:
         client.close()
@@ -113,7 +149,7 @@ def _workers(client, address: str) -> int:
     return max(1, len(client.scheduler_info().get("workers", {})))
 
 
-def _merge_as_completed(index: Index, cut: list[list[TraceFile]], futures: list, loop) -> None:
+def _merge_as_completed(index: Index, cut: list[list[Piece]], futures: list, loop) -> None:
     """Merge each batch's parts once every batch before it is merged (file order), while the
     cluster indexes the batches after it."""
     from distributed import as_completed
@@ -128,16 +164,16 @@ def _merge_as_completed(index: Index, cut: list[list[TraceFile]], futures: list,
             turn += 1
 
 
-def _merge_batch(index: Index, batch: list[TraceFile], future) -> None:
+def _merge_batch(index: Index, batch: list[Piece], future) -> None:
     try:
         parts = future.result()
-    except Exception as exc:  # noqa: BLE001 - the files are read here instead
-        index.notes.append(f"{len(batch)} file(s) from {batch[0].path}: read here, not on the "
+    except Exception as exc:  # noqa: BLE001 - the pieces are read here instead
+        index.notes.append(f"{len(batch)} piece(s) from {batch[0].source.path}: read here, not on the "
                            f"cluster ({type(exc).__name__}: {exc})")
-        for source in batch:
-            index.feed(source)
+        for piece in batch:
+            piece.read_here(index)
         return
     finally:
         future.release()  # the worker may forget the part
-    for source, part in zip(batch, parts):
-        index.merge_part(source, part)
+    for piece, part in zip(batch, parts):
+        index.merge_part(piece.source, part)
