@@ -1,7 +1,8 @@
 """`--dask ADDRESS`: the trace files indexed on a Dask cluster. A file's index is a pure function
-of its bytes (`parallel.index_range`), so the workers index files (a batch of files a task; a
-big file cut into ranges at envelope lines) and send back parts; the parts merge here in file order (`Index.merge_part`), which makes the index
-the one-process index. The workers read the paths found here: a filesystem they share with us.
+of its bytes (`parallel.index_range`), so the workers index files (a batch of files a task; a big
+file cut into ranges at envelope lines) and send back parts; the parts merge here in file order
+(`Index.merge_part`), which makes the index the one-process index. The workers read the paths
+found here: a filesystem they share with us, and tlview installed.
 
 Dask is imported only here, and only when `--dask` is given (the `dask` extra).
 """
