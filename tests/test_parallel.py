@@ -74,6 +74,22 @@ def test_a_folder_of_ranks_over_several_processes_equals_one_process(tmp_path, m
         assert list(sa.offsets) == list(sb.offsets)
 
 
+def test_a_rank_s_copies_under_other_ranks_names_over_several_processes_equal_one_process(tmp_path, monkeypatch):
+    """Each copy's first record says rank 3 and its name another rank: the rank mismatch is told
+    before that record is kept, so one process gives it no compile id; a merged part did give it
+    the compile id of the record at its offset (found by --dask's test on 64 such copies)."""
+    rank3 = next((GENERATED / "dist215" / "diverge4" / "trace").glob("*rank_3_*.log")).read_bytes()
+    for rank in range(4):
+        (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_copy.log").write_bytes(rank3)
+    monkeypatch.setenv("TLVIEW_PROCESSES", "2")
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 2 * len(rank3))  # the folder split, not a file
+    single, split = build_summary(open_index(str(tmp_path), parallel_ok=False)), \
+        build_summary(open_index(str(tmp_path), parallel_ok=True))
+    mismatches = [p for p in single["problems"] if p["kind"] == "rank mismatch"]
+    assert len(mismatches) == 3 and all(p["compile_id"] is None for p in mismatches)
+    assert split == single
+
+
 def test_a_failing_files_child_leaves_its_files_to_this_process(tmp_path, monkeypatch):
     for path in (CORPUS / "distributed" / "trace").glob("*rank_*.log"):
         (tmp_path / path.name).write_bytes(path.read_bytes())

@@ -6,7 +6,7 @@ import os
 import signal
 import sys
 
-from tlview.cli_args import build_parser
+from tlview.cli_args import build_parser, dask_misuse
 from tlview.textsafe import escape_undecodable, json_bytes, visible
 
 EXIT_OK = 0
@@ -95,6 +95,8 @@ def _main(argv: list[str] | None) -> int:
         return _fail(f"--fail-on: unknown {', '.join(map(repr, unknown))}; use {', '.join(FAIL_ON)}")
     if "new" in fail_on and not args.compare:
         return _fail("--fail-on new needs --compare BEFORE AFTER")
+    if problem := dask_misuse(args, fail_on):
+        return _fail(problem)
     if (args.redact or args.only_problems) and args.bundle is None:
         return _fail("--redact and --only-problems go with --bundle: tlview --bundle OUT.tar.gz --redact PATH")
     if args.bundle is not None:
@@ -157,6 +159,7 @@ FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break"
 
 
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
+    from tlview.model.dask_index import ClusterError
     from tlview.model.filters import missing_rank
     from tlview.model.indexing import open_index
     from tlview.report.summary import build_summary
@@ -174,8 +177,8 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
     if args.perfetto is not None and _reads(args.path, args.perfetto):  # said before a long read
         return _fail(NO_WRITE_HERE.format(args.perfetto))
     try:
-        index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify)
-    except NoLogsError as exc:
+        index = open_index(args.path, latest=args.latest, verify_md5=not args.no_verify, cluster=args.dask)
+    except (NoLogsError, ClusterError) as exc:
         return _fail(str(exc))
     try:
         if problem := missing_rank(flt.rank, index.ranks()):

@@ -23,6 +23,9 @@ filter words: recompiles, graph_breaks, restarts, errors, guards, dynamic, perf_
 """
 
 
+DASK_INSTALL = "pip install 'tlview[dask]'"
+
+
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="tlview", description="A terminal explorer for torch.compile logs "
@@ -72,5 +75,22 @@ def build_parser() -> argparse.ArgumentParser:
                    "(traces copied from another machine); repeatable")
     p.add_argument("--no-verify", action="store_true",
                    help="headless: do not check every payload's md5 (faster on huge traces)")
+    p.add_argument("--dask", metavar="ADDRESS",
+                   help="headless: index the trace files on the Dask cluster whose scheduler is at "
+                   "ADDRESS (tcp://host:8786); its workers read the same paths (a shared "
+                   f"filesystem). Needs {DASK_INSTALL}")
     p.add_argument("--version", action="version", version=f"tlview {__version__}")
     return p
+
+
+def dask_misuse(args, fail_on: list[str]) -> str | None:
+    """Why --dask does not go with the rest of the command line, if it does not: it indexes the
+    files of one run that are there for a headless output (the explorer reads in this machine)."""
+    if args.dask is None:
+        return None
+    if args.compare or args.follow or args.run or args.demo or args.bundle is not None or args.path == "-":
+        return ("--dask indexes one folder or file for --json, --report or --perfetto: "
+                "tlview --json --dask ADDRESS PATH")
+    if not (args.report or args.json or fail_on or args.perfetto is not None):
+        return "--dask is for the headless outputs (the explorer reads here): add --json or --report"
+    return None

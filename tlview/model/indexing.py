@@ -63,13 +63,20 @@ def prepare_for(log: FoundLog) -> None:
 
 
 def open_index(path: str, latest: bool = False, verify_md5: bool = False,
-               parallel_ok: bool = True) -> Index:
-    """Index everything under `path` now (headless use). Raises NoLogsError."""
+               parallel_ok: bool = True, cluster: str | None = None) -> Index:
+    """Index everything under `path` now (headless use); with `cluster` (a Dask scheduler's
+    address) the trace files are indexed there. Raises NoLogsError, dask_index.ClusterError."""
     index = Index(verify_md5=verify_md5)
     found, notes = find_logs(path, latest=latest)
     index.notes.extend(notes)
     for log in found:
         index.add_log(log)
+    if cluster is not None:
+        from tlview.model.dask_index import index_on_cluster
+
+        with paused_gc():
+            index_on_cluster(index, cluster)
+        parallel_ok = False  # Dask's threads run on: no fork (a TORCH_LOGS file is read here)
     Indexer(index, use_fork=parallel_ok, use_pool=False, parallel_ok=parallel_ok).run()
     return index
 

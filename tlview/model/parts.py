@@ -10,6 +10,8 @@ takes its place among the part's own problems by its offset, where one process t
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
+
 from tlview.model.compile_node import CompileNode
 from tlview.model.handlers import started_again
 from tlview.model.registry import KINDS
@@ -23,6 +25,7 @@ class IndexParts:
 
     def export_part(self, source) -> dict:
         """What this index (of one byte range of `source`) holds, as plain data to send."""
+        problems = [(p.offset, p.kind, p.message, self._before_its_record(source, p)) for p in self.problems]
         for node in [*self.nodes.values(), *self.outside.values()]:
             node.compile = node.source = None
             node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
@@ -34,7 +37,7 @@ class IndexParts:
         return {
             "file": source.export_part(), "contexts": self._contexts,
             "nodes": list(self.nodes.values()), "outside": list(self.outside.values()),
-            "problems": [(p.offset, p.kind, p.message) for p in self.problems],
+            "problems": problems,
             "told": {message for _, message in self._told},
             "unknown_kinds": self.unknown_kinds,
             "cache_events": self.cache_events, "pytorch_version": self.pytorch_version,
@@ -56,13 +59,14 @@ class IndexParts:
                 self._merge_node(self._outside_node(later.group, source), later, source, base, late)
             late.sort(key=lambda problem: problem[0])
             told = part["told"]
-            for offset, kind, message in part["problems"]:
+            for offset, kind, message, before_its_record in part["problems"]:
                 while late and late[0][0] < offset:  # one process told it before this one
                     self.add_problem(source, *late.pop(0))
+                node = self._node_before(source, offset) if before_its_record else ...
                 if message in told:
-                    self.tell_once(source, offset, kind, message)
+                    self.tell_once(source, offset, kind, message, node)
                 else:
-                    self.add_problem(source, offset, kind, message)
+                    self.add_problem(source, offset, kind, message, node)
             for problem in late:
                 self.add_problem(source, *problem)
             for kind, count in part["unknown_kinds"].items():
@@ -70,6 +74,22 @@ class IndexParts:
             for name, count in part["cache_events"].items():
                 self.cache_events[name] = self.cache_events.get(name, 0) + count
             self.pytorch_version = self.pytorch_version or part["pytorch_version"]
+
+    def _before_its_record(self, source, problem) -> bool:
+        """Whether `problem` was told before the record at its offset was kept (a rank mismatch,
+        told as the file's first record is read): one process gave it the compile id of the
+        record before, and the merge must too, not that of the record at its offset."""
+        offsets = source.offsets
+        at, before = bisect_right(offsets, problem.offset) - 1, bisect_left(offsets, problem.offset) - 1
+        if at == before:  # no record at its very offset
+            return False
+        node_at = self._context_nodes[source.contexts[at]]
+        return problem.node is not node_at and problem.node is self._node_before(source, problem.offset)
+
+    def _node_before(self, source, offset: int):
+        """The compile id of the last record before `offset` (None before the first)."""
+        rec = bisect_left(source.offsets, offset) - 1
+        return self._context_nodes[source.contexts[rec]] if rec >= 0 else None
 
     def _merge_node(self, node: CompileNode, later: CompileNode, source, base: int, late: list) -> None:
         """Fold in what a later part of the same file said of this compile id."""
