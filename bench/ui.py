@@ -14,6 +14,8 @@ append: following a trace of 1,000 and 10,000 compile ids, a new compile id appe
     <= 150 ms at 10,000; the 15-id trace is the reference.
 busy: key-to-screen of `f` (follow on/off, told in the status line) while a writer appends 1,000
     records a second (10 compile ids among them), against the same with no writer (tmux).
+firstscreen, firstopen, search: see ui_open.py (first screen of a 3 MB trace against Textual's
+    smallest app; the first open of each pane on a 10 MB trace; each character typed in a search).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import CORPUS, ROOT, build_many_compile_ids, build_trace  # noqa: E402
 from tmux import Tmux  # noqa: E402
+from ui_open import first_open, first_screen, search_typing  # noqa: E402
 
 from textual import events  # noqa: E402
 
@@ -234,7 +237,8 @@ def main() -> None:
     ap.add_argument("--presses", type=int, default=40)
     ap.add_argument("--switches", type=int, default=12)
     ap.add_argument("--appends", type=int, default=20)
-    ap.add_argument("--skip", default="", help="comma-separated: pilot,switch,append,busy")
+    ap.add_argument("--skip", default="",
+                    help="comma-separated: pilot,switch,append,busy,firstscreen,firstopen,search")
     args = ap.parse_args()
     skip = set(args.skip.split(","))
     if "pilot" not in skip:
@@ -245,6 +249,12 @@ def main() -> None:
         append_to_visible(args.appends)
     if "busy" not in skip:
         keys_while_busy(args.switches)
+    if "firstscreen" not in skip:
+        first_screen()
+    if "firstopen" not in skip:
+        first_open()
+    if "search" not in skip:
+        search_typing()
 
 
 if __name__ == "__main__":
