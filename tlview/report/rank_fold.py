@@ -11,11 +11,14 @@ from tlview.model.look import whose
 
 def fold(summary: dict) -> dict:
     """A copy of `summary` with the listings that repeat per rank folded into rank groups, when
-    several ranks are listed and some share a history (never with `--rank`: one rank is listed)."""
+    some ranks share a history: the files always, the compile ids when several ranks are listed
+    (with `--rank`, that rank's own)."""
     groups = {g["rank"]: g for g in summary.get("rank_groups") or ()}
     listed = {c["rank"] for c in summary["compiles"] if c["rank"] is not None}
-    if len(listed) < 2 or all(g["count"] == 1 for g in groups.values()):
+    if all(g["count"] == 1 for g in groups.values()):
         return summary
+    if len(listed) < 2:  # one rank listed (`--rank`): only the files are folded
+        return {**summary, "sources": _sources(summary["sources"], groups)}
     group_of = {s["rank"]: s["rank_group"] for s in summary["sources"] if s.get("rank_group") is not None}
 
     def kept(items: list[dict]) -> list[dict]:
