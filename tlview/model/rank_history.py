@@ -97,13 +97,17 @@ def rank_groups(index) -> RankGroups:
         rank = node.group.rank
         if rank is None:
             continue
-        compile_ = node.compile
-        kinds = tuple(sorted({p.kind.key for p in compile_.verdict.problems if p.node is node}))
-        histories.setdefault(rank, []).append((node.id, compile_.status.word, kinds))
+        verdict = node.compile.verdict  # (once: each look checks the compile's revisions)
+        problems = verdict.problems
+        kinds = tuple(sorted({p.kind.key for p in problems if p.node is node})) if problems else ()
+        steps = histories.get(rank)
+        if steps is None:
+            steps = histories[rank] = []
+        steps.append((node.id, verdict.status.word, kinds))
     for group, node in list(index.outside.items()):
-        if group.rank is not None and (problems := node.compile.verdict.problems):
+        if group.rank is not None and (verdict := node.compile.verdict).problems:
             histories.setdefault(group.rank, []).append(
-                ("-", node.compile.status.word, tuple(sorted({p.kind.key for p in problems}))))
+                ("-", verdict.status.word, tuple(sorted({p.kind.key for p in verdict.problems}))))
     by_history: dict[tuple, list[int]] = {}
     for rank in sorted(histories):
         by_history.setdefault(tuple(histories[rank]), []).append(rank)

@@ -141,9 +141,9 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self._set_facts(done=message.done, total=message.total)
         self.refresh_views()
 
-    def on_index_finished(self, _message: IndexFinished) -> None:
+    def on_index_finished(self, message: IndexFinished) -> None:
         self._set_facts(finished=True)
-        self.fold_ranks()
+        self.fold_ranks(message.ranks)
         if problem := missing_rank(self.flt.rank, self.index.ranks()):
             self.notify(problem, severity="error", timeout=8)
         self.refresh_views()

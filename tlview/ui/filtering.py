@@ -9,7 +9,7 @@ from functools import partial
 from rich.text import Text
 
 from tlview.model.filters import Filter
-from tlview.model.rank_history import rank_groups
+from tlview.model.rank_history import RankGroups
 from tlview.model.tree import TreeModel
 from tlview.ui import workers
 from tlview.ui.filter_bar import FilterBar
@@ -50,13 +50,10 @@ class Filtering:
             self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",
                             group="search", thread=True, exclusive=True, exit_on_error=False)
 
-    def fold_ranks(self) -> None:
+    def fold_ranks(self, groups: RankGroups | None) -> None:
         """The folder is read: ranks of one compile history become one entry of the tree, the
         first rank standing for them (the model's rank_groups; `rank:N` shows any other)."""
-        if self.live is not None or len(self.index.ranks()) < 2:
-            return
-        groups = rank_groups(self.index)
-        if groups.folds:
+        if self.live is None and groups is not None and groups.folds:
             self.show_model(TreeModel(self.index, self.flt, ranks=groups))
 
     @while_shown
