@@ -104,7 +104,7 @@ def real_main(runs: int, ranks: int) -> None:
                 rss = max(rss, peak)
                 check_divergence(json.loads(out), ranks)
         for name, path, grouped in (("model screen", reference, None),
-                                    ("ranks screen", folder, "the same compile history")):
+                                    ("ranks screen", folder, "alike)")):
             first, folded = first_screen(path, grouped)
             best[name] = min(best.get(name, 9e9), first)
             if folded is not None:

@@ -42,7 +42,7 @@ def test_the_model_groups_ranks_by_compile_history(ranks_1024):
     assert [(g.ranks[0], g.ranks[-1], g.count, g.alike) for g in groups] == [(0, 1022, 1023, True),
                                                                             (1023, 1023, 1, False)]
     assert groups[0].steps() == ["0/0 ok"] and groups[1].steps() == ["0/0 ok", "1/0 ok"]
-    assert groups[0].title() == "ranks 0-1022 (1,023 ranks, the same compile history)"
+    assert groups[0].title() == "ranks 0-1022 (1,023 alike)"
     assert groups[1].title() == "rank 1023 (differs)"
 
 
@@ -55,8 +55,8 @@ def test_interleaved_groups_are_counted_not_listed(tmp_path):
     """Every other rank diverging: two groups of 8 ranks, named by their count and span."""
     rank_folder(tmp_path, 16, lambda rank: rank % 2 == 1)
     groups = rank_groups(open_index(str(tmp_path)))
-    assert [g.title() for g in groups] == ["8 ranks (0-14), the same compile history",
-                                           "8 ranks (1-15), the same compile history"]
+    assert [g.title() for g in groups] == ["8 ranks (0-14), alike",
+                                           "8 ranks (1-15), alike"]
     assert [g.alike for g in groups] == [True, False]  # a tie: the group of the lowest rank agrees
     code, out = run_cli("--report", str(tmp_path))
     assert code == 0 and "│[1/0] 8 ranks (1-15) │" in out and len(out.splitlines()) < 60, out
@@ -77,7 +77,7 @@ def test_the_report_is_a_screenful(ranks_1024):
     assert code == 0
     lines = out.splitlines()
     assert len(lines) < 60, out
-    assert "1,023 files of ranks 0-1022 (1,023 ranks, the same compile history)" in out
+    assert "1,023 files of ranks 0-1022 (the same compile history)" in out
     assert "[0/0] ranks 0-1022" in out and "[1/0] rank 1023" in out
     assert "rank 1023 (differs)" in out
     assert not any("rank 5 " in line or "rank 1022" in line for line in lines)
@@ -100,13 +100,13 @@ async def test_the_tree_and_the_switcher_show_groups(ranks_1024):
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         await until(pilot, lambda: len(app.model.roots) == 2, what="the ranks grouped")
-        assert [r.label for r in app.model.roots] == ["ranks 0-1022 (1,023 ranks, the same compile history)",
+        assert [r.label for r in app.model.roots] == ["ranks 0-1022 (1,023 alike)",
                                                     "rank 1023 (differs)"]
         frames = [[c.title for c in r.children if c.kind == "frame"] for r in app.model.roots]
         assert frames == [["step  program.py:37"], ["step  program.py:37", "stats  program.py:47"]]  # rank 0's; 1023's
         assert app.model.hidden <= 0  # the folded ranks are not "hidden by the filter" (outside entries: < 0)
         ranks = [c.title for c in tlview_commands(app) if c.title.startswith("Rank")]
-        assert ranks == ["Rank: ranks 0-1022 (1,023 ranks, the same compile history)", "Rank: rank 1023 (differs)"]
+        assert ranks == ["Rank: ranks 0-1022 (1,023 alike)", "Rank: rank 1023 (differs)"]
         await pilot.press("right_square_bracket")
         await until(pilot, lambda: app.flt.rank == 0)
         await pilot.press("right_square_bracket")

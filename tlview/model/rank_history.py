@@ -39,11 +39,11 @@ class RankGroup:
         return hashlib.md5(repr(self.history).encode()).hexdigest()[:12]
 
     def title(self) -> str:
-        """`ranks 0-1022 (1,023 ranks, the same compile history)`, `rank 1023 (differs)`."""
+        """`ranks 0-1022 (1,023 alike)`, `8 ranks (0-14), alike`, `rank 1023 (differs)`: short,
+        the tree's top level is as wide as its widest label."""
         said = ranks_text(self.ranks)
         if self.count > 1:  # (`5,000 ranks (0-4999)` counts them already)
-            return f"{said}, the same compile history" if "(" in said else \
-                f"{said} ({self.count:,} ranks, the same compile history)"
+            return f"{said}, alike" if "(" in said else f"{said} ({self.count:,} alike)"
         return f"{said} (differs)" if not self.alike else said
 
     def steps(self) -> list[str]:

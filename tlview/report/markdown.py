@@ -37,7 +37,8 @@ def markdown_report(summary: dict) -> str:
     if summary.get("hang_summary"):  # "why did my job hang" first
         out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in summary["hang_summary"][:30]] + [""]
     for source in summary["sources"]:
-        said = f"{source['files']:,} files of {source['ranks_title']}, the first " if source.get("files", 1) > 1 else ""
+        said = (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), the first "
+                if source.get("files", 1) > 1 else "")
         out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} ({source['records']:,} records)")
     out.append("")
     if summary["compiles"]:

@@ -78,5 +78,6 @@ def named(item: dict, key: str = "id") -> str:
 def source_said(source: dict) -> str:
     """`1,023 files of ranks 0-1022 (the same compile history), the first …/rank_0.log`, or the path."""
     if source.get("files", 1) > 1:
-        return f"{source['files']:,} files of {source['ranks_title']}, the first {source['path']}"
+        return (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), "
+                f"the first {source['path']}")
     return source["path"]
