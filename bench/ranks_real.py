@@ -97,7 +97,8 @@ def real_main(runs: int, ranks: int) -> None:
     best: dict[str, float] = {}
     rss = 0
     for _ in range(runs):
-        for name, cmd in (("cat", ["cat", *files]), ("md5sum", ["md5sum", *files]), ("json", tlview("--json", str(folder)))):
+        for name, cmd in (("cat", ["cat", *files]), ("md5sum", ["md5sum", *files]), ("json", tlview("--json", str(folder))),
+                          ("no-verify", tlview("--json", "--no-verify", str(folder)))):
             seconds, out, peak = run(cmd, output=name == "json")
             best[name] = min(best.get(name, 9e9), seconds)
             if name == "json":
@@ -115,6 +116,7 @@ def real_main(runs: int, ranks: int) -> None:
     print(f"  tlview --json        {best['json']:6.2f} s   {best['json'] / best['cat']:.1f}x cat (target <= 5x), "
           f"{best['json'] / best['md5sum']:.1f}x md5sum; peak RSS {rss / 1024:.0f} MB (target <= 200 MB); "
           f"divergence found: rank {ranks - 1} apart, [1/0] only on it")
+    print(f"  --json --no-verify   {best['no-verify']:6.2f} s   {best['no-verify'] / best['cat']:.1f}x cat (no md5 checked)")
     print(f"  tlview --report      {lines} lines (was one table per rank: 7,193 lines at 1,024 ranks)")
     print(f"  explorer (tmux)      first screen {best['ranks screen']:.2f} s (target <= 1 s; the corpus's small "
           f"model trace {best['model screen']:.2f} s in the same run), ranks grouped in the tree "
