@@ -19,7 +19,7 @@ from tlview.diagnose.rank_groups import group_ranks
 from tlview.model.verdict import Kind
 from tlview.model.index import Index
 from tlview.model.kinds import Role
-from tlview.model.look import joined_runs, rank_runs
+from tlview.model.rank_runs import joined_runs, rank_runs
 from tlview.model.registry import cache_outcome
 
 

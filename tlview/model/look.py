@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from tlview.model.compile_node import PHASES
+from tlview.model.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
 from tlview.model.status import Status
 from tlview.model.tree import TreeEntry
 from tlview.model.verdict import Kind
@@ -35,31 +36,6 @@ def ref(cid: str, rank=None, process=None) -> str:
     """A compile id as a line names it: `[0/1]`, with its rank or process in a run of several
     (`[0/1] rank 1`): compile ids of different ranks are unrelated."""
     return f"[{cid}] {whose(rank, process)}".rstrip()
-
-
-def rank_runs(ranks) -> list[tuple[int, int]]:
-    """Sorted ranks as runs of consecutive numbers: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
-    runs: list[list[int]] = []
-    for rank in sorted(ranks):
-        if runs and rank == runs[-1][1] + 1:
-            runs[-1][1] = rank
-        else:
-            runs.append([rank, rank])
-    return [(a, b) for a, b in runs]
-
-
-def joined_runs(runs: list[tuple[int, int]]) -> str:
-    """`0-2,5`."""
-    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
-
-
-def ranks_text(ranks) -> str:
-    """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
-    ranks = sorted(ranks)
-    runs = rank_runs(ranks)
-    if len(runs) > 6:
-        return f"{len(ranks):,} ranks ({ranks[0]}-{ranks[-1]})"
-    return f"rank{'s' if len(ranks) != 1 else ''} {joined_runs(runs)}"
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -142,7 +118,9 @@ def badges_of(entry: TreeEntry) -> list[str]:
 
 def timeline_bar(row: dict, longest: float, grouped: bool = False) -> Text:
     """`[3/1] 10.2 s ████▓▓▓▒▒ ` — one block per phase, scaled to the longest compile."""
-    label = ref(row["id"], row["rank"], row["process"]) if grouped else ref(row["id"])
+    # (a rank that stands for its group of ranks is named by them: `[0/0] ranks 0-1022`)
+    label = f"[{row['id']}] {row['ranks_said']}" if grouped and row.get("ranks_said") else (
+        ref(row["id"], row["rank"], row["process"]) if grouped else ref(row["id"]))
     text = Text(f"  {label}".ljust(22 if grouped else 12))
     text.append(f"{row['total']:7.2f} s ")
     for phase, style in PHASE_STYLE.items():

@@ -17,6 +17,7 @@ from tlview.model.filters import Filter
 from tlview.model.group import Group
 from tlview.model.kinds import Role
 from tlview.model.places import resumed
+from tlview.model.rank_history import RankGroups
 from tlview.model.status import Status
 from tlview.model.verdict import Kind
 
@@ -113,10 +114,16 @@ class TreeDelta:
 class TreeModel:
     """The tree of one index under one filter; `live` marks the newest compile `compiling`."""
 
-    def __init__(self, index, flt: Filter | None = None, live: bool = False) -> None:
+    def __init__(self, index, flt: Filter | None = None, live: bool = False,
+                 ranks: RankGroups | None = None) -> None:
         self.index = index
         self.filter = flt or Filter()
         self.live = live
+        # Ranks of one compile history (rank_history.py): the first stands for its group at the top
+        # level, named by them all; the others are left out (`rank:N` shows any one of them).
+        self.ranks = ranks
+        self.folding = ranks if ranks is not None and ranks.folds and self.filter.rank is None else None
+        self.folded = self.folding.folded_nodes() if self.folding is not None else 0
         self.rebuild()
 
     def rebuild(self, compiles: list[Compile] | None = None) -> None:
@@ -136,7 +143,11 @@ class TreeModel:
 
     @property
     def hidden(self) -> int:
-        return len(self.index.nodes) - self.shown
+        """Compile ids the filter hides (not those of ranks whose group another rank stands for)."""
+        return len(self.index.nodes) - self.shown - self.folded
+
+    def stands_for_itself(self, group: Group) -> bool:
+        return self.folding is None or self.folding.stands_for_itself(group.rank)
 
     # ---- updating ------------------------------------------------------------------------------
 
@@ -196,8 +207,8 @@ class TreeModel:
         key = ("cid", group, compile_.key)
         entry = self.by_key.get(key)
         attempts = list(compile_.attempts)
-        shown = (self.filter.rank is None or group.rank == self.filter.rank) and (
-            not self.filter.active or any(self.filter.matches(n) for n in attempts))
+        shown = ((self.filter.rank is None or group.rank == self.filter.rank) and self.stands_for_itself(group)
+                 and (not self.filter.active or any(self.filter.matches(n) for n in attempts)))
         if not shown:
             if entry is not None:
                 self._remove(entry, delta, touched)
@@ -230,7 +241,8 @@ class TreeModel:
         when it holds more than the torch version and the filter keeps it (a failed export)."""
         key = ("outside", node.group)
         entry = self.by_key.get(key)
-        if (self.filter.active and not self.filter.matches(node)) or not node.outside_items():
+        if ((self.filter.active and not self.filter.matches(node)) or not node.outside_items()
+                or not self.stands_for_itself(node.group)):
             return
         status = node.compile.status
         if entry is None:
@@ -246,8 +258,9 @@ class TreeModel:
             return None
         parent = self.by_key.get(("group", group))
         if parent is None:
+            ranks = self.folding.of(group.rank) if self.folding is not None else None
             parent = TreeEntry(("group", group), "group", group, group.order(self.index.started(group)),
-                               label=self.index.group_label(group))
+                               label=ranks.title() if ranks is not None else self.index.group_label(group))
             self._insert(None, parent, delta)
         return parent
 

@@ -12,6 +12,7 @@ import re
 from tlview.diagnose.caches import outcome_words
 from tlview.model.look import missing_sources_line, ref, short_path, totals_line
 from tlview.model.verdict import Kind
+from tlview.report.rank_fold import fold, named
 from tlview.textsafe import one_line, visible_data, visible_name
 
 _TICKS = re.compile(r"`+")
@@ -21,9 +22,10 @@ def markdown_report(summary: dict) -> str:
     summary = visible_data(summary)
     totals = summary["totals"]
     grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+    summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
 
     def cid(item: dict) -> str:
-        return ref(item["id"], item.get("rank"), item.get("process")) if grouped else ref(item["id"])
+        return named(item) if grouped else ref(item["id"])
 
     out = ["# torch.compile report", ""]
     facts = [totals_line(totals)]
@@ -35,7 +37,9 @@ def markdown_report(summary: dict) -> str:
     if summary.get("hang_summary"):  # "why did my job hang" first
         out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in summary["hang_summary"][:30]] + [""]
     for source in summary["sources"]:
-        out.append(f"- {source['kind']}: {code(visible_name(source['path']))} ({source['records']:,} records)")
+        said = (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), the first "
+                if source.get("files", 1) > 1 else "")
+        out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} ({source['records']:,} records)")
     out.append("")
     if summary["compiles"]:
         out += ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]

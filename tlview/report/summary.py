@@ -17,6 +17,7 @@ from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
+from tlview.model.rank_history import RankGroups, rank_groups
 from tlview.model.reasons import GraphBreak
 from tlview.model.totals import totals as index_totals
 from tlview.model.places import user_function
@@ -32,11 +33,13 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
     nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
     # the totals of what is listed: with a filter, of the compiles it keeps (and the run's beside)
     totals = asdict(index_totals(index, rank, flt.matches if flt.active else None))
+    groups = rank_groups(index)  # ranks of the same compile history (report and markdown fold them)
     return {
         "tlview_summary_version": 1,
         "pytorch_version": index.pytorch_version,
-        "sources": [_source(s) for s in index.sources],
+        "sources": [_source(s, groups) for s in index.sources],
         "ranks": [r for r in index.ranks() if r is not None],
+        "rank_groups": groups.as_data(),
         "filter": flt.describe() or None,
         "totals": totals,
         "run_totals": asdict(index_totals(index, rank)) if flt.active else totals,
@@ -179,11 +182,13 @@ def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
     return list(groups.values())
 
 
-def _source(source) -> dict:
+def _source(source, groups: RankGroups) -> dict:
     entry = {"path": source.name, "kind": "trace" if isinstance(source, TraceFile) else "text",
              "bytes": source.size, "records": len(source.offsets)}
     if isinstance(source, TraceFile):
-        entry.update(rank=source.rank, pid=source.pid, started=source.started,
+        group = groups.of(source.rank)
+        entry.update(rank=source.rank, rank_group=group.rank if group is not None else None,
+                     pid=source.pid, started=source.started,
                      md5_ok=source.md5_ok, md5_bad=source.md5_bad,
                      record_kinds={source.kind_names[k]: n for k, n in Counter(source.kinds).items()})
     else:

@@ -23,11 +23,11 @@ from tlview.model.look import (
     status_text,
     timeline_bar,
     totals_line,
-    whose,
 )
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
 from tlview.report.cache_look import cache_lines
+from tlview.report.rank_fold import fold, named, source_said, who
 from tlview.report.timeline_look import total_said
 from tlview.textsafe import FIX_CHARS, one_line, visible, visible_data, visible_name
 
@@ -43,9 +43,10 @@ def render_report(summary: dict, console: Console) -> None:
     totals = summary["totals"]
     # In a run of several ranks or processes, every compile id is named with its rank.
     grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+    summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
 
     def cid(item: dict, key: str = "id") -> str:
-        return ref(item[key], item.get("rank"), item.get("process")) if grouped else ref(item[key])
+        return named(item, key) if grouped else ref(item[key])
 
     head = Text()
     head.append("tlview report", style="bold")
@@ -60,9 +61,9 @@ def render_report(summary: dict, console: Console) -> None:
             console.print(Text(f"  {line}"))
     for source in summary["sources"]:
         line = Text(f"  {source['kind']:5} ", style="dim")
-        line.append(visible_name(source["path"]))
+        line.append(visible_name(source_said(source)))
         line.append(f"  {source['bytes']:,} bytes, {source['records']:,} records", style="dim")
-        if source.get("rank") is not None:
+        if source.get("rank") is not None and "ranks_said" not in source:
             line.append(f"  rank {source['rank']}", style="dim")
         console.print(line)
 
@@ -73,7 +74,8 @@ def render_report(summary: dict, console: Console) -> None:
     for entry in summary["compiles"]:
         by_rank.setdefault(entry["rank"], []).append(entry)
     for rank, entries in by_rank.items():
-        table = Table(title=f"rank {rank}" if rank is not None else None, expand=False,
+        title = entries[0].get("ranks_title") or (f"rank {rank}" if rank is not None else None)
+        table = Table(title=title, expand=False,
                       show_lines=False, title_justify="left", pad_edge=False)
         table.add_column("compile id", no_wrap=True)
         table.add_column("status", no_wrap=True)
@@ -116,7 +118,7 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  {one_line(gb['reason'], 100)}")
             if gb["detail"]:
                 line.append(f" {one_line(gb['detail'], 100)}", style="italic")
-            where = f" {whose(gb['rank'], gb['process'])}" if grouped else ""
+            where = f" {who(gb)}" if grouped else ""
             line.append(f"  [{', '.join(gb['compile_ids'])}]{where}", style="dim")
             console.print(line)
 
@@ -148,7 +150,7 @@ def render_report(summary: dict, console: Console) -> None:
             causes = ", ".join(f"{c} ×{n}" for c, n in f["causes"].items())
             line = Text(f"  {counted(f['recompiles'], 'recompile')} ", style="cyan")
             if grouped:
-                line.append(f"({whose(f['rank'], f['process'])}) ", style="dim")
+                line.append(f"({who(f)}) ", style="dim")
             line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")
             line.append(f"  recompiles took {seconds(f['recompile_seconds'])} (all compiles of the frame "
                         f"{seconds(f['seconds'])}); {causes}", style="dim")
@@ -156,7 +158,7 @@ def render_report(summary: dict, console: Console) -> None:
         for b in run["graph_breaks"][:10]:
             line = Text(f"  ×{b['count']} break ", style="yellow")
             if grouped:
-                line.append(f"[{', '.join(b['compile_ids'])}] {whose(b['rank'], b['process'])} ", style="dim")
+                line.append(f"[{', '.join(b['compile_ids'])}] {who(b)} ", style="dim")
             line.append(f"{b['cause']}: {one_line(b['why'], 100)}")
             line.append(f"  {seconds(b['seconds'])} in those compiles", style="dim")
             console.print(line)

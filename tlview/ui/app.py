@@ -144,8 +144,9 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self._set_facts(done=message.done, total=message.total)
         self.refresh_views()
 
-    def on_index_finished(self, _message: IndexFinished) -> None:
+    def on_index_finished(self, message: IndexFinished) -> None:
         self._set_facts(finished=True)
+        self.fold_ranks(message.ranks)
         if problem := missing_rank(self.flt.rank, self.index.ranks()):
             self.notify(problem, severity="error", timeout=8)
         self.refresh_views()
@@ -280,7 +281,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.detail.show(self._selection(event.node.data))
 
     def action_cycle_rank(self, step: int) -> None:
-        ranks = [r for r in self.index.ranks() if r is not None]
+        groups = self.model.ranks  # once read: a rank for each group of one compile history
+        ranks = [g.rank for g in groups] if groups is not None else [r for r in self.index.ranks() if r is not None]
         if len(ranks) < 2:
             self.notify("these logs have one rank", timeout=2)
             return

@@ -8,6 +8,8 @@ from typing import Iterable
 from textual.app import App, SystemCommand
 
 from tlview.model.filters import CATEGORIES
+from tlview.model.look import ranks_text
+from tlview.model.rank_history import rank_groups
 from tlview.model.tree import JUMPS
 from tlview.ui.detail import TABS
 
@@ -22,7 +24,10 @@ def tlview_commands(app: App) -> Iterable[SystemCommand]:
                             lambda k=kind: app.action_jump(k, 1))
     for tab_id, title, what, _ in TABS:
         yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))
-    for rank in [r for r in app.index.ranks() if r is not None]:
-        yield SystemCommand(f"Rank: {rank}", f"show rank {rank} only", lambda r=rank: app.set_filter(f"rank:{r}"))
+    # ranks of one compile history are one command (1,024 ranks: never 1,024 rows)
+    for group in app.model.ranks or rank_groups(app.index):
+        stands = f" (it stands for {ranks_text(group.ranks)})" if group.count > 1 else ""
+        yield SystemCommand(f"Rank: {group.title()}", f"show rank {group.rank} only{stands}",
+                            lambda r=group.rank: app.set_filter(f"rank:{r}"))
     yield SystemCommand("Copy payload", "copy the shown payload to the clipboard", app.action_copy_payload)
     yield SystemCommand("Keys", "list every key", app.action_help)

@@ -9,6 +9,7 @@ from functools import partial
 from rich.text import Text
 
 from tlview.model.filters import Filter
+from tlview.model.rank_history import RankGroups
 from tlview.model.tree import TreeModel
 from tlview.ui import workers
 from tlview.ui.filter_bar import FilterBar
@@ -43,11 +44,17 @@ class Filtering:
     def apply_filter(self, flt: Filter) -> None:
         self.flt = flt
         self.search_note = ""
-        self.show_model(TreeModel(self.index, flt, live=self.live is not None))
+        self.show_model(TreeModel(self.index, flt, live=self.live is not None, ranks=self.model.ranks))
         self.refresh_views()
         if flt.text:
             self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",
                             group="search", thread=True, exclusive=True, exit_on_error=False)
+
+    def fold_ranks(self, groups: RankGroups | None) -> None:
+        """The folder is read: ranks of one compile history become one entry of the tree, the
+        first rank standing for them (the model's rank_groups; `rank:N` shows any other)."""
+        if self.live is None and groups is not None and groups.folds:
+            self.show_model(TreeModel(self.index, self.flt, ranks=groups))
 
     @while_shown
     def on_payload_matches(self, message: PayloadMatches) -> None:

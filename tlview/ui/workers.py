@@ -15,6 +15,7 @@ from tlview.model.filters import Filter
 from tlview.model.index import Index
 from tlview.model.indexing import CHUNK, Indexer
 from tlview.model.live import LiveIndex
+from tlview.model.rank_history import rank_groups
 from tlview.model.search import search_payloads
 from tlview.source.discover import find_logs
 from tlview.ui.keys_first import step_back
@@ -47,7 +48,7 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
             cancelled=lambda: worker.is_cancelled, freeze=True, defer=app.steps_back).run()
     if not worker.is_cancelled:
         index.judge_changed(pause=lambda: step_back(app))
-        app.post_message(IndexFinished())
+        app.post_message(IndexFinished(rank_groups(index) if len(index.ranks()) > 1 else None))
 
 
 def follow_logs(app: App, live: LiveIndex, job=None) -> None:

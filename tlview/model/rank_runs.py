@@ -1,0 +1,29 @@
+"""Rank numbers as runs (`0-1022,1024`): how every list of ranks is printed. Re-exported by
+look.py (the model's own modules use it from here: look.py imports the tree)."""
+
+from __future__ import annotations
+
+
+def rank_runs(ranks) -> list[tuple[int, int]]:
+    """Sorted ranks as runs of consecutive numbers: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
+    runs: list[list[int]] = []
+    for rank in sorted(ranks):
+        if runs and rank == runs[-1][1] + 1:
+            runs[-1][1] = rank
+        else:
+            runs.append([rank, rank])
+    return [(a, b) for a, b in runs]
+
+
+def joined_runs(runs: list[tuple[int, int]]) -> str:
+    """`0-2,5`."""
+    return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def ranks_text(ranks) -> str:
+    """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
+    ranks = sorted(ranks)
+    runs = rank_runs(ranks)
+    if len(runs) > 6:
+        return f"{len(ranks):,} ranks ({ranks[0]}-{ranks[-1]})"
+    return f"rank{'s' if len(ranks) != 1 else ''} {joined_runs(runs)}"

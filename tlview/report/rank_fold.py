@@ -1,0 +1,83 @@
+"""The summary as `--report` and markdown print it for many ranks: one rank stands for each group
+of ranks with the same compile history (the model's `rank_groups`), named by its group
+("[0/0] ranks 0-1022"); the ranks that it stands for are left out of every listing, and their
+files are one line. `--json` keeps every rank's data (and the groups).
+"""
+
+from __future__ import annotations
+
+from tlview.model.look import whose
+
+
+def fold(summary: dict) -> dict:
+    """A copy of `summary` with the listings that repeat per rank folded into rank groups, when
+    some ranks share a history: the files always, the compile ids when several ranks are listed
+    (with `--rank`, that rank's own)."""
+    groups = {g["rank"]: g for g in summary.get("rank_groups") or ()}
+    listed = {c["rank"] for c in summary["compiles"] if c["rank"] is not None}
+    if all(g["count"] == 1 for g in groups.values()):
+        return summary
+    if len(listed) < 2:  # one rank listed (`--rank`): only the files are folded
+        return {**summary, "sources": _sources(summary["sources"], groups)}
+    group_of = {s["rank"]: s["rank_group"] for s in summary["sources"] if s.get("rank_group") is not None}
+
+    def kept(items: list[dict]) -> list[dict]:
+        out = []
+        for item in items:
+            stands_for = group_of.get(item.get("rank"))
+            if stands_for is None:
+                out.append(item)  # no rank, or none of a group
+            elif stands_for == item["rank"]:
+                group = groups[stands_for]
+                said = {"ranks_said": group["said"]} if group["count"] > 1 else {}
+                out.append({**item, **said, "ranks_title": group["title"]})
+        return out
+
+    folded = {**summary, "compiles": kept(summary["compiles"]),
+              "outside_compiles": kept(summary["outside_compiles"]),
+              "graph_break_summary": kept(summary["graph_break_summary"]),
+              "timeline": kept(summary["timeline"]), "sources": _sources(summary["sources"], groups)}
+    run = summary["run_summary"]
+    folded["run_summary"] = {**run, "recompiling_frames": kept(run["recompiling_frames"]),
+                             "graph_breaks": kept(run["graph_breaks"])}
+    if summary.get("caches"):
+        folded["caches"] = {**summary["caches"], "compiles": kept(summary["caches"]["compiles"])}
+    return folded
+
+
+def _sources(sources: list[dict], groups: dict) -> list[dict]:
+    """A group's trace files as one entry (at its first file's place): how many, their bytes."""
+    out: list[dict] = []
+    at: dict[int, dict] = {}
+    for source in sources:
+        group = groups.get(source.get("rank_group"))
+        if source["kind"] != "trace" or group is None or group["count"] == 1:
+            out.append(source)
+            continue
+        entry = at.get(group["rank"])
+        if entry is None:
+            entry = at[group["rank"]] = {**source, "files": 0, "bytes": 0, "records": 0,
+                                         "ranks_said": group["said"], "ranks_title": group["title"]}
+            out.append(entry)
+        entry["files"] += 1
+        entry["bytes"] += source["bytes"]
+        entry["records"] += source["records"]
+    return out
+
+
+def who(item: dict) -> str:
+    """`ranks 0-1022` for a rank that stands for its group, else `rank 3`, `process 11055`, ""."""
+    return item.get("ranks_said") or whose(item.get("rank"), item.get("process"))
+
+
+def named(item: dict, key: str = "id") -> str:
+    """`[0/0] ranks 0-1022`, `[1/0] rank 1023`."""
+    return f"[{item[key]}] {who(item)}".rstrip()
+
+
+def source_said(source: dict) -> str:
+    """`1,023 files of ranks 0-1022 (the same compile history), the first …/rank_0.log`, or the path."""
+    if source.get("files", 1) > 1:
+        return (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), "
+                f"the first {source['path']}")
+    return source["path"]
