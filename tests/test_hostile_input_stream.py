@@ -15,6 +15,7 @@ import time
 
 import pytest
 from conftest import CORPUS, json_for, run_cli, tlview_command, without_paths
+from tlview.model.look import counted
 
 from tlview.model.indexing import open_index
 from tlview.model.live import LiveIndex
@@ -267,8 +268,8 @@ def test_a_cr_only_trace_piped_in_is_read_as_it_comes(terminal, tmp_path):
     with open(gate, "w") as go:
         go.write("go\n")
     term.wait_for("■ ended", timeout=DEADLINE)
-    records = f"{truth['totals']['records']:,} records"
+    records = counted(truth["totals"]["records"], "record")
     screen = term.wait_for(records, timeout=DEADLINE)
-    assert f"{len(truth['compiles'])} compile ids" in screen
+    assert counted(len(truth["compiles"]), "compile id") in screen
     term.keys("q")
     assert "EXITED:0" in term.wait_for("EXITED:", timeout=DEADLINE)

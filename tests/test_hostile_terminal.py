@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, alive, command_line, descendants, json_for, run_cli, tlview_command, wait_until
+from tlview.model.look import counted
 
 TRACE_DIR = CORPUS / "recompiles" / "trace"
 TRACE = next(TRACE_DIR.glob("*.log"))
@@ -167,9 +168,9 @@ def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(termin
     with open(gate, "w") as go:
         go.write("go\n")
     term.wait_for("■ ended")
-    records = f"{truth['totals']['records']:,} records"
+    records = counted(truth["totals"]["records"], "record")
     screen = term.wait_for(records)  # (the counts come with the status line's next refresh)
-    assert records in screen and f"{len(truth['compiles'])} compile ids" in screen
+    assert records in screen and counted(len(truth["compiles"]), "compile id") in screen
     assert not any(name in screen for name in TEMP_NAMES)
     term.keys("q")
     assert "EXITED:0" in term.wait_for("EXITED:")

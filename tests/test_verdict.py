@@ -14,6 +14,7 @@ import pytest
 from rich.console import Console
 
 from conftest import CORPUS, GENERATED, PEER, SIZE, compile_entries, json_for, plain, press, ready, run_cli, type_in, until
+from tlview.model.look import counted
 from tlview.model.indexing import open_index
 from tlview.model.registry import KINDS
 from tlview.report.summary import build_summary
@@ -156,7 +157,7 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
         status = app.query_one(StatusLine)
-        await until(pilot, lambda: f"{totals['compile_ids']} compile ids" in status.text)
+        await until(pilot, lambda: counted(totals["compile_ids"], "compile id") in status.text)
         for word, noun in (("recompiles", "recompile"), ("graph_breaks", "graph break"), ("errors", "failure")):
             assert re.search(rf"\b{totals[word]} {noun}s?\b", status.text), (word, status.text)
         for word in ("recompiles", "graph_breaks", "errors"):

@@ -82,7 +82,7 @@ def entry_text(entry: TreeEntry) -> Text:
     if entry.kind == "outside":
         failed = entry.compile.verdict.count(Kind.FAILURE)
         label = Text(("✗ " if failed else "") + visible(entry.title), style="bold red" if failed else "bold magenta")
-        label.append(f"  {len(entry.node.outside_items())} records", style="dim")
+        label.append(f"  {counted(len(entry.node.outside_items()), 'record')}", style="dim")
         if failed:
             label.append(f"  failed ×{failed}" if failed > 1 else "  failed", style="bold red")
         return label

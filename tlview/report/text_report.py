@@ -62,7 +62,7 @@ def render_report(summary: dict, console: Console) -> None:
     for source in summary["sources"]:
         line = Text(f"  {source['kind']:5} ", style="dim")
         line.append(visible_name(source_said(source)))
-        line.append(f"  {source['bytes']:,} bytes, {source['records']:,} records", style="dim")
+        line.append(f"  {source['bytes']:,} bytes, {counted(source['records'], 'record')}", style="dim")
         if source.get("rank") is not None and "ranks_said" not in source:
             line.append(f"  rank {source['rank']}", style="dim")
         console.print(line)

@@ -14,7 +14,7 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from tlview.model.look import ranks_text
+from tlview.model.look import counted, ranks_text
 from tlview.model.totals import Totals
 from tlview.model.verdict import Kind
 from tlview.textsafe import visible
@@ -102,8 +102,8 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
         add(3, f" · {ranks_text(facts.ranks)}")
     t = facts.totals
     if t is not None:
-        add(2, f" · {t.records:,} records")
-        add(5, f" · {t.compile_ids} compile ids")
+        add(2, f" · {counted(t.records, 'record')}")
+        add(5, f" · {counted(t.compile_ids, 'compile id')}")
         # the verdicts' counts, in the README's words; failures last to go
         for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 7),
                                   (Kind.GRAPH_BREAK, YELLOW, 6)):
