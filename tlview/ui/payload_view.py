@@ -250,7 +250,8 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         wrapped = self._row_of is not None
         start = self._row_span(index, part)[0] if wrapped else scroll_x
         found = self.search
-        search = (found.query, found.current, found.total) if found is not None else None
+        # only a line with a match depends on the search (typing a query drew every line again)
+        search = (found.query, found.current) if found is not None and found.has_match(index) else None
         key = (self._generation, index, part, start, width, self._wrap_width if wrapped else 0, search)
         strip = self._strips.get(key)
         if strip is None:

@@ -41,6 +41,9 @@ class TextSearch:
         self._on_line = {line: i for i, line in enumerate(self.lines)}
         self.current = 0  # match number, 0-based
 
+    def has_match(self, line: int) -> bool:
+        return line in self._on_line
+
     def spans(self, line: int, shown: str) -> list[tuple[int, int, bool]]:
         """(start, end, is_current) of the matches in line `line`, drawn as `shown`."""
         at = self._on_line.get(line)
