@@ -176,3 +176,18 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     parallel.index_with_pool(checked, source, lambda: None, lambda: False, first=first, step=step)
     assert len(asked) == 3 and pool not in parallel._POOLS  # asked anew; the first ones stopped
     assert build_summary(checked)["compiles"] == build_summary(single)["compiles"]
+
+
+@pytest.mark.parametrize("processes", ["2", "3"])
+def test_a_big_file_of_another_rank_s_records_tells_its_rank_mismatch_once(tmp_path, monkeypatch, processes):
+    """Each range of a big file indexed in another process told the file's rank mismatch again;
+    one process tells it once (found by --dask's test, for the fork path as well)."""
+    rank3 = next((GENERATED / "dist215" / "diverge4" / "trace").glob("*rank_3_*.log")).read_bytes()
+    path = tmp_path / "dedicated_log_torch_trace_rank_1_big.log"
+    path.write_bytes(rank3)
+    monkeypatch.setenv("TLVIEW_PROCESSES", processes)
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", len(rank3) // 4)  # the file in ranges
+    single, split = build_summary(open_index(str(path), parallel_ok=False)), \
+        build_summary(open_index(str(path), parallel_ok=True))
+    assert [p["kind"] for p in single["problems"]].count("rank mismatch") == 1
+    assert split == single

@@ -50,6 +50,9 @@ class IndexParts:
         with self.lock:
             context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
             late: list[tuple[int, str, str]] = []  # what only the whole file tells
+            # a file's rank mismatch is told once (one process tells it at its first such record;
+            # each later range of a big file told it again)
+            rank_told = source.rank_from_record and source.rank_from_name is not None
             base = source.absorb_part(part["file"], context_map, late)
             for i, later in enumerate(part["nodes"]):
                 if i % PAUSE_EVERY == PAUSE_EVERY - 1:
@@ -60,6 +63,8 @@ class IndexParts:
             late.sort(key=lambda problem: problem[0])
             told = part["told"]
             for offset, kind, message, before_its_record in part["problems"]:
+                if kind == "rank mismatch" and rank_told:
+                    continue
                 while late and late[0][0] < offset:  # one process told it before this one
                     self.add_problem(source, *late.pop(0))
                 node = self._node_before(source, offset) if before_its_record else ...
