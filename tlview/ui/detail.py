@@ -53,6 +53,11 @@ def tab_labels(width: int, active: str) -> list[str]:
     return forms[-1]
 
 
+# The Summary (shown first) and the Graphs pane (its Select must not be mounted while the app
+# ends: it queries its overlay as it mounts) are composed with the app; the others just after.
+COMPOSED_FIRST = ("summary", "graphs")
+
+
 class DetailPane(Vertical):
     ALLOW_MAXIMIZE = True  # `m` maximizes the panes with their tabs: 1-9 still switch
 
@@ -65,11 +70,24 @@ class DetailPane(Vertical):
         with TabbedContent(id="tabs"):
             for number, (tab_id, title, _, pane) in enumerate(TABS, 1):
                 with TabPane(f"{number} {title}", id=tab_id):
-                    yield pane(id=f"{tab_id}-pane")
+                    if tab_id in COMPOSED_FIRST:
+                        yield pane(id=f"{tab_id}-pane")
 
     def on_mount(self) -> None:
         # the code panes' lexer, built before the first of them opens
         self.run_worker(warm_up, name="lexer warm-up", thread=True, exit_on_error=False)
+        self.call_after_refresh(self._mount_panes)
+
+    def _mount_panes(self) -> None:
+        """The panes not composed first, once the first screen is drawn (composing and styling
+        all nine put 0.1-0.2 s in front of it). Textual's Lazy does the same, but failed when the
+        app ended before (a signal right after the first screen)."""
+        if not self.is_attached or not self.app.is_running or self.app._exit_renderables:
+            return
+        for tab_id, _, _, pane in TABS:
+            holder = self.query_one(f"#{tab_id}", TabPane)
+            if not holder.children:
+                holder.mount(pane(id=f"{tab_id}-pane"))
 
     @property
     def active(self) -> str:
@@ -80,6 +98,8 @@ class DetailPane(Vertical):
         self.query_one("#tabs", TabbedContent).active = tab_id
 
     def pane(self, tab_id: str | None = None) -> Pane:
+        if not self.query(f"#{tab_id or self.active}-pane"):
+            self._mount_panes()  # (asked for before the first screen was drawn)
         return self.query_one(f"#{tab_id or self.active}-pane")
 
     def main_view(self):
