@@ -124,7 +124,7 @@ def explorer(path: Path) -> dict:
 
     result: dict = {}
     whole = compile_ids(path)
-    done = f"{whole} compile ids"  # the status line, once the tree and its counts are whole
+    done = f"{whole:,} compile ids"  # the status line, once the tree and its counts are whole
     # A person who opens it and waits: no key pressed (a key defers the filling, keys_first.py).
     start = time.perf_counter()
     with Tmux(f"{sys.executable} -m tlview {path}", Path.cwd()) as tmux:

@@ -53,7 +53,7 @@ class Kind(Enum):
 
     def count(self, n: int) -> str:
         """`1 recompile`, `2 graph breaks`."""
-        return f"{n} {self.noun if n == 1 else self.plural}"
+        return f"{n:,} {self.noun if n == 1 else self.plural}"
 
 
 @dataclass(eq=False, slots=True)
