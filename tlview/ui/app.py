@@ -146,7 +146,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
 
     def on_index_finished(self, message: IndexFinished) -> None:
         self._set_facts(finished=True)
-        self.fold_ranks(message.ranks)
+        self.fold_ranks(message.ranks, message.folded)
         if problem := missing_rank(self.flt.rank, self.index.ranks()):
             self.notify(problem, severity="error", timeout=8)
         self.refresh_views()

@@ -50,11 +50,13 @@ class Filtering:
             self.run_worker(partial(workers.search_in_payloads, self, self.index, flt), name="search",
                             group="search", thread=True, exclusive=True, exit_on_error=False)
 
-    def fold_ranks(self, groups: RankGroups | None) -> None:
+    def fold_ranks(self, groups: RankGroups | None, folded: TreeModel | None = None) -> None:
         """The folder is read: ranks of one compile history become one entry of the tree, the
-        first rank standing for them (the model's rank_groups; `rank:N` shows any other)."""
+        first rank standing for them (the model's rank_groups; `rank:N` shows any other).
+        `folded`: that tree, built by the worker, if made with the filter still in use."""
         if self.live is None and groups is not None and groups.folds:
-            self.show_model(TreeModel(self.index, self.flt, ranks=groups))
+            usable = folded is not None and folded.filter is self.flt and folded.index is self.index
+            self.show_model(folded if usable else TreeModel(self.index, self.flt, ranks=groups))
 
     @while_shown
     def on_payload_matches(self, message: PayloadMatches) -> None:

@@ -14,6 +14,7 @@ from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
 from tlview.model.rank_history import RankGroups
+from tlview.model.tree import TreeModel
 
 
 @dataclass
@@ -43,6 +44,7 @@ class IndexFinished(Message):
     history (rank_history.py), decided in the worker (20,000 ranks: 0.3 s off the UI thread)."""
 
     ranks: RankGroups | None = None
+    folded: TreeModel | None = None  # the tree of those groups, built there too (its filter's)
 
 
 @dataclass
