@@ -48,10 +48,10 @@ def marked(cells: list[list], row: int, text: str) -> list:
                          ids=["NO_COLOR", "256 colours", "16 colours"])
 def test_failures_and_their_counts_read_at_3_to_1(terminal, env):
     term = terminal(f"{tlview_command()} {GENERATED / 'failures' / 'trace'}", env=env)
-    screen = term.wait_for("compile ids ·")
+    term.wait_for("compile ids ·")
     term.wait_for(" failure")
     cells = term.cells()
-    rows = screen.split("\n")
+    rows = ["".join(c.data for c in row) for row in cells]  # the rows of that same moment
     failed_rows = [y for y, line in enumerate(rows) if "✗" in line.split("\u2595")[0]]
     status = next(y for y, line in enumerate(rows) if "compile ids ·" in line)
     count = next(part.strip() for part in rows[status].split("·") if "failure" in part)
