@@ -195,7 +195,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         changes: list = []
         deadline = time.monotonic() + SLICE_SECONDS
         # while the first read goes on, more is to come: the tree is laid out now and then
-        filling_in = not self.caught_up if self.live is not None else not self.facts.finished
+        filling_in = self.filling()
         while self._backlog and (not changes or (time.monotonic() < deadline and not self.keys_first())):
             part = self._backlog.take(SLICE_COMPILES)  # (one at least; a key read ends the slice)
             self.running.add(part)
@@ -236,6 +236,9 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         if not self._slice_due:
             self._slice_due = True
             self.set_timer(SLICE_PAUSE, self._next_slice)
+
+    def filling(self) -> bool:
+        return not self.caught_up if self.live is not None else not self.facts.finished
 
     def _next_slice(self) -> None:
         self._slice_due = False
