@@ -291,3 +291,17 @@ async def test_the_footer_says_the_keys_of_the_focus_and_a_click_presses_one():
         assert drawn.startswith(" q Quit  ? Help  / Filter") and drawn.rstrip().endswith("▏ ^p palette")
         await pilot.click(KeyHints, offset=(drawn.index("? Help") + 2, 0))
         await until(pilot, lambda: isinstance(app.screen, HelpScreen), what="the help, clicked")
+
+
+async def test_a_graph_s_first_lines_come_highlighted(monkeypatch):
+    """The thread that loads a payload highlights its first lines: the pane's first frame is its
+    last (the lexer's own thread came 50-90 ms after it). With that thread kept from delivering,
+    the first lines are still highlighted."""
+    monkeypatch.setattr(PayloadView, "_highlight", lambda self, *args: None)
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await pilot.pause()
+        colours = {seg.style.color for y in range(min(10, view.size.height))
+                   for seg in view.render_line(y) if seg.style is not None and seg.style.color is not None}
+        assert len(colours) > 2, colours  # keywords, names and strings in their colours, not one

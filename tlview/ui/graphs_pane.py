@@ -13,7 +13,7 @@ from tlview.model.kinds import Role
 from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
-from tlview.ui.payload_view import PayloadView
+from tlview.ui.payload_view import PayloadView, first_block
 
 
 def graphs_node(entry: TreeEntry):
@@ -140,10 +140,11 @@ class GraphsPane(Pane, Horizontal):
         info = Text(f"{self._from}{visible(artifact.label)}  {len(payload.lines):,} lines")
         if payload.problems:
             info.append("  ⚠ " + "; ".join(payload.problems), style="bold red")
-        self.app.call_from_thread(self._loaded, payload.lines, artifact.language, info)
+        head = first_block(payload.lines, artifact.language)
+        self.app.call_from_thread(self._loaded, payload.lines, artifact.language, info, head)
 
-    def _loaded(self, lines: list[str], language: str | None, info: Text) -> None:
-        self.query_one("#graph-view", PayloadView).set_lines(lines, language)
+    def _loaded(self, lines: list[str], language: str | None, info: Text, head=None) -> None:
+        self.query_one("#graph-view", PayloadView).set_lines(lines, language, head)
         self.query_one("#graph-info", Static).update(info)
 
     def copy_text(self) -> str:

@@ -44,6 +44,22 @@ def word_rows(line: str, width: int) -> list[int]:
     return starts
 
 
+def highlighted_lines(lines: list[str], language: str) -> list[Text]:
+    """Lines (as drawn: display_line) highlighted in one lexer run (call off the UI thread)."""
+    parts = list(_highlighter(language).highlight("\n".join(lines)).split("\n", allow_blank=True))[:len(lines)]
+    for part in parts:
+        part.rstrip()
+    return parts
+
+
+def first_block(lines: list[str], language: str | None) -> list[Text] | None:
+    """The first lines of a payload highlighted, by the thread that loaded it: the pane's first
+    frame is then its last (the lexer's thread came after it, 50-90 ms later)."""
+    if not language:
+        return None
+    return highlighted_lines([display_line(line) for line in lines[:HIGHLIGHT_BLOCK]], language)
+
+
 @lru_cache(maxsize=4)
 def _highlighter(language: str) -> Syntax:
     return Syntax("", language, theme="ansi_dark", word_wrap=False)
@@ -94,16 +110,19 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
     def line_count(self) -> int:
         return len(self._lines)
 
-    def set_text(self, text: str, language: str | None = "python") -> None:
-        self.set_lines(text.split("\n"), language)
+    def set_text(self, text: str, language: str | None = "python", head: list[Text] | None = None) -> None:
+        self.set_lines(text.split("\n"), language, head)
 
-    def set_lines(self, lines: list[str], language: str | None = "python") -> None:
-        """Show `lines` (split in a worker thread for a big payload: no stall here)."""
+    def set_lines(self, lines: list[str], language: str | None = "python", head: list[Text] | None = None) -> None:
+        """Show `lines` (split in a worker thread for a big payload: no stall here); `head`: their
+        first block highlighted (first_block), if the loading thread did it."""
         self._lines = lines
         self._language = language
         self._generation += 1
         self._cache.clear()
         self._strips.clear()
+        for number, part in enumerate(head or ()):
+            self._cache[number] = part
         self._gutter = len(str(len(self._lines))) + 1
         self._layout()
         self.scroll_to(0, 0, animate=False)
@@ -213,10 +232,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
 
     def _highlight(self, generation: int, start: int, lines: list[str], language: str) -> None:
         """(a worker thread)"""
-        parts = list(_highlighter(language).highlight("\n".join(lines))
-                     .split("\n", allow_blank=True))[:len(lines)]
-        for part in parts:
-            part.rstrip()
+        parts = highlighted_lines(lines, language)
         try:
             self.app.call_from_thread(self._store, generation, start, parts)
         except RuntimeError:  # the app closed meanwhile: nothing to draw

@@ -6,7 +6,7 @@ from textual import work
 from textual.containers import Vertical
 
 from tlview.ui.pane import Pane, Selection
-from tlview.ui.payload_view import PayloadView
+from tlview.ui.payload_view import HIGHLIGHT_BLOCK, PayloadView, first_block
 
 
 class TextPane(Pane, Vertical):
@@ -30,7 +30,8 @@ class TextPane(Pane, Vertical):
     @work(thread=True, exclusive=True, group="pane-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
     def load(self, selection: Selection) -> None:
         text = self.text_for(selection)
-        self.app.call_from_thread(self.query_one(PayloadView).set_text, text, self.language)
+        head = first_block(text.split("\n", HIGHLIGHT_BLOCK), self.language)
+        self.app.call_from_thread(self.query_one(PayloadView).set_text, text, self.language, head)
 
     def copy_text(self) -> str:
         return self.query_one(PayloadView).text
