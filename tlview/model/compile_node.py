@@ -283,6 +283,12 @@ class Compile:
     def location(self) -> str | None:
         return next((loc for n in self.attempts if (loc := n.location())), None)
 
+    @property
+    def guard_checks(self) -> int:
+        """The leaves of the guard trees TORCH_LOGS=guards logged for its attempts (text alone:
+        torch's guard_count counts the guards it built, which the text does not print)."""
+        return sum(node.text.guard_checks for node in self.attempts)
+
     def phases(self) -> dict[str, float]:
         """Seconds in Dynamo, AOT autograd, Inductor and codegen (forward), the backward compile,
         and the total."""

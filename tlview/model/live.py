@@ -14,7 +14,6 @@ from typing import Callable, Iterable
 
 from tlview.model.compile_node import Compile, CompileNode
 from tlview.model.index import Index
-from tlview.model.status import Status
 from tlview.model.verdict import Kind
 from tlview.source.follow import Follower
 

@@ -88,8 +88,7 @@ def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFile
             if metrics.get(key) is not None:
                 counts.add_row(label, visible(str(metrics[key])))
         parts += [Text("\ncompile times", style="bold"), times, Text("\ncounts", style="bold"), counts]
-    elif checks := sum(n.text.guard_checks for n in compile_.attempts):
-        # (torch's guard_count counts the guards it built, which TORCH_LOGS does not print)
+    elif checks := compile_.guard_checks:
         parts.append(Text(f"\nguards  {checks} checks in the logged guard tree (TORCH_LOGS=guards)"))
     caches = [a.name for n in compile_.attempts for a in n.artifacts_in(Role.CACHE)]
     if caches:
