@@ -85,6 +85,26 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         assert view.search is None and app.focused is view
 
 
+async def test_a_character_typed_and_its_matches_come_in_one_frame_with_no_new_layout():
+    """What a search key costs (#23, typing <= 30 ms): the query's matches are found as the value
+    changes, not on the message it posts (that came a frame later), and a character typed does not
+    lay out the whole screen (Input's virtual size did, once per key)."""
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await press(pilot, "enter", "slash")
+        await type_in(pilot, "v")  # the first: the view's search border comes in a new layout
+        bar = app.query_one(SearchBar)
+        bar.insert_text_at_cursor("i")  # as a key does, with no message handled after it
+        assert view.search.query == "vi" and "/vi: match 1 of" in view.border_subtitle
+        screen = app.screen
+        layouts = []
+        real_layout = screen._refresh_layout
+        screen._refresh_layout = lambda *a, **k: (layouts.append(1), real_layout(*a, **k))[1]
+        await type_in(pilot, "ew")
+        assert view.search.query == "view" and not layouts, f"{len(layouts)} layouts for 2 characters"
+
+
 async def test_search_wraps_and_says_so_and_a_query_with_no_match_says_that():
     app = TlviewApp(str(CORPUS / "model"))
     async with app.run_test(size=SIZE) as pilot:

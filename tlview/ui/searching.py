@@ -29,11 +29,15 @@ class SearchBar(BarInput):
         self.display = True
         self.screen.set_focus(self)  # now: the keys typed next are the query
 
+    def watch_value(self, value: str) -> None:
+        # Searched as the value changes, not on the Changed message it posts: the character typed
+        # and the matches it finds are then drawn in one frame (the message came a frame later).
+        if self.view is not None and self.display:
+            self.view.search_for(value)
+
     @on(Input.Changed)
     def _typed(self, event: Input.Changed) -> None:
-        event.stop()
-        if self.view is not None and self.display:
-            self.view.search_for(event.value)
+        event.stop()  # (searched by watch_value already)
 
     def action_submit(self) -> None:
         # At once, not by the Submitted message: a key typed right after Enter (`n`) is for the view.
