@@ -105,6 +105,22 @@ async def test_a_character_typed_and_its_matches_come_in_one_frame_with_no_new_l
         assert view.search.query == "view" and not layouts, f"{len(layouts)} layouts for 2 characters"
 
 
+async def test_a_text_comes_with_its_scrollbars_in_the_same_frame():
+    """First open of a pane (#23, settled <= 150 ms): a text longer and wider than its view shows
+    its scrollbars as it is set, not after the next layout (the text was drawn at full width,
+    then a frame later one column narrower); the scrollbars exist before they are first needed."""
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        assert view._vertical_scrollbar is not None and view._horizontal_scrollbar is not None
+        view.set_lines(["short"], None)
+        await pilot.pause()
+        assert not view.show_vertical_scrollbar and not view.show_horizontal_scrollbar
+        view.set_lines([f"{n} " + "x" * 500 for n in range(500)], None)  # no pause: the same frame
+        assert view.show_vertical_scrollbar and view.show_horizontal_scrollbar
+        assert view.vertical_scrollbar.window_virtual_size == 500
+
+
 async def test_search_wraps_and_says_so_and_a_query_with_no_match_says_that():
     app = TlviewApp(str(CORPUS / "model"))
     async with app.run_test(size=SIZE) as pilot:

@@ -27,6 +27,7 @@ from tlview.ui.messages import ReportsWork
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, display_line
+from tlview.ui.text_size import make_scrollbars, size_the_text
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
@@ -104,6 +105,9 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         self._wrap_width = 0
         self._line_styles: tuple[Style, Style] | None = None  # (base, gutter), until styles change
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(make_scrollbars, self)
+
     @property
     def text(self) -> str:
         return "\n".join(self._lines)
@@ -142,7 +146,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
         if not self.wrap:
             self._row_of = None
             width = min(max((len(line) for line in self._lines[:2000]), default=0), MAX_LINE)
-            self.virtual_size = Size(width + self._gutter + 2, len(self._lines))
+            size_the_text(self, Size(width + self._gutter + 2, len(self._lines)))
             return
         body = self._wrap_width = self._body_width
         rows, row = array("q", [0]), 0
@@ -157,7 +161,7 @@ class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
                 row += max(1, -(-min(cell_len(display_line(line)), MAX_LINE) // body))
             rows.append(row)
         self._row_of = rows
-        self.virtual_size = Size(self.size.width, row)
+        size_the_text(self, Size(self.size.width, row))
 
     def on_resize(self) -> None:
         if self.wrap and self._body_width != self._wrap_width:

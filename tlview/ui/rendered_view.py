@@ -23,6 +23,7 @@ from textual.strip import Strip
 from tlview.ui.binding_help import key
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
+from tlview.ui.text_size import make_scrollbars, size_the_text
 
 DRAWN_LINES = 512  # drawn lines kept (a few screens)
 
@@ -66,13 +67,16 @@ class RenderedView(SearchableLines, ScrollView, can_focus=True):
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
         self._shown = 0  # which content (a search of an older one is dropped)
 
+    def on_mount(self) -> None:
+        self.call_after_refresh(make_scrollbars, self)
+
     def show(self, content: Group, strips: list[Strip]) -> None:
         self.content = content
         self._strips = strips
         self._plain = None
         self._shown += 1
         self._drawn.clear()
-        self.virtual_size = Size(max((s.cell_length for s in strips), default=0), len(strips))
+        size_the_text(self, Size(max((s.cell_length for s in strips), default=0), len(strips)))
         self.search_again()
         self.refresh()
 
