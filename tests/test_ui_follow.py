@@ -83,3 +83,29 @@ async def test_toasts_when_recompiles_arrive_after_catching_up(tmp_path):
     # a compile that failed and recompiled is one toast that says both
     assert [m for m, t in notes if "failed" in (t or "")] == [
         next(m for m, t in notes if m.startswith("[3/4] failed + recompiled: 3/3: tensor 'x' size mismatch"))]
+
+
+async def test_an_append_shows_the_new_compile_id_once_and_never_the_old_one_again(tmp_path):
+    """Following (#23, an append on screen in <= 100 ms at 1,000 ids): the cursor goes to the new
+    compile id and the Summary is filled with it; the one it left is not filled again first
+    (that cost 20 ms of each append)."""
+    folder = tmp_path / "t"
+    folder.mkdir()
+    path = folder / "dedicated_log_torch_trace_x.log"
+    records = re.split(rb"(?m)^(?=V\d{4} )", TRACE)
+    heads = [r.split(b"\n", 1)[0] for r in records]
+    start = next(i for i, h in enumerate(heads) if b'"frame_id": 0, "frame_compile_id": 1,' in h)
+    end = next(i for i in range(start, len(heads))
+               if b'"frame_id": ' in heads[i] and b'"frame_id": 0, "frame_compile_id": 1,' not in heads[i])
+    path.write_bytes(b"".join(records[:start]))  # [0/0] whole
+    app = TlviewApp(str(folder), follow=True)
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.caught_up and app.tree.entry is not None
+                    and app.tree.entry.node.id == "0/0" and app.detail.selection.entry is app.tree.entry)
+        summary = app.detail.pane("summary")
+        shown, real_show = [], summary.show
+        summary.show = lambda selection: (shown.append(selection.entry.node.id), real_show(selection))[1]
+        with open(path, "ab") as f:
+            f.write(b"".join(records[start:end]))  # [0/1]'s records
+        await until(pilot, lambda: app.tree.entry.node.id == "0/1" and "0/1" in shown)
+        assert set(shown) == {"0/1"}, shown

@@ -202,7 +202,7 @@ class Follower:
         while not self._stop.is_set():
             target = self._existing_ancestor()
             try:
-                for _changes in watch(target, stop_event=self._stop, debounce=20, step=10,
+                for _changes in watch(target, stop_event=self._stop, debounce=20, step=2,
                                       rust_timeout=500, yield_on_timeout=False,
                                       recursive=target == os.path.abspath(self.path)):
                     self._wake.set()

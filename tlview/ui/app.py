@@ -48,7 +48,7 @@ from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
-from tlview.ui.settle import SETTLE_FROM, settle_memory
+from tlview.ui.settle import IDLE, FullCollections, Settler
 from tlview.ui.tree_note import TreeNote
 
 
@@ -99,8 +99,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self._views_at = 0.0  # time.monotonic() when the status line and panes were last brought up to date
         self._views_every = VIEWS_EVERY
         self._applied: set[Compile] = set()  # compiles shown in the tree since then
-        self._settled_at = 0  # tree entries when memory was last settled
-        self._settled_index: Index | None = None  # the index then
+        self._settler = Settler()  # the index and tree out of the cyclic GC's way
         self.events = LiveEvents()
         self.set_reactive(TlviewApp.auto_follow, follow)
         self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
@@ -130,6 +129,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
         self.tree.focus()
+        self._collections = FullCollections(lambda: max(self.key_at, self._views_at))
+        self.set_interval(IDLE / 2, self._collections.tick)
         self.watch(self.screen, "maximized", self.maximized_changed, init=False)
         if self.live is not None:
             work = partial(workers.follow_logs, self, self.live, self.job)
@@ -137,6 +138,9 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
             work = partial(workers.index_logs, self, self.index, self.path, self.latest)
         self.run_worker(work, name="indexing", group="index", thread=True, exclusive=True,
                         exit_on_error=False)
+
+    def on_unmount(self) -> None:
+        self._collections.stop()
 
     # ---- what the workers report ---------------------------------------------------------------
 
@@ -216,16 +220,13 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         elif self.tree.entry is None and (entries := self.model.compile_entries()):
             self.tree.select_key(entries[0].key)
         entry = self.tree.entry
-        if entry is not None and (entry.compile in self._applied or self.detail.active == "run"):
+        # (a new entry is shown afresh: filling the panes with the old one first cost 20 ms)
+        if not self._sync_detail() and entry is not None and (
+                entry.compile in self._applied or self.detail.active == "run"):
             self.detail.refresh_entry()  # what it shows grew
         self._applied.clear()
-        self._sync_detail()
         self._show_tree_note()
-        dropped = self._settled_index is not None and self._settled_index is not self.index
-        if dropped or len(self.model.by_key) >= max(SETTLE_FROM, 2 * self._settled_at + 1):
-            self._settled_at = len(self.model.by_key)
-            settle_memory(dropped)
-            self._settled_index = self.index
+        self._settler.after_views(self.index, len(self.model.by_key), whole=not (self._backlog or self.filling()))
         self._set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
                         ranks=tuple(r for r in self.index.ranks() if r is not None),
                         filter=self.flt.describe(), shown_all=not self._backlog)
@@ -263,12 +264,14 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.tree.show_model(model)
         self._sync_detail()
 
-    def _sync_detail(self) -> None:
-        """The panes show the entry under the cursor. A rebuilt tree keeps its cursor row, so no
-        highlight message tells that the entry under it changed: compare, don't wait."""
+    def _sync_detail(self) -> bool:
+        """The panes show the entry under the cursor (True: another one). A rebuilt tree keeps its
+        cursor row, so no highlight message tells that the entry under it changed: compare."""
         selection = self._selection(self.tree.entry)
         if selection != self.detail.selection:
             self.detail.show(selection)
+            return True
+        return False
 
     def _selection(self, entry: TreeEntry | None) -> Selection:
         return Selection(self.index, entry, self.flt.rank if self.flt.rank is not None else ..., self.sources)

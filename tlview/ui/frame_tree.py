@@ -34,7 +34,7 @@ LAYOUT_SHARE = 5
 LAYOUT_READING = 2.0
 LAYOUT_AFTER_KEY = 0.05  # seconds between two looks for a moment with no key coming first
 LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person reads
-DRAWN_LINES = 1024  # drawn lines kept (FrameTree._render_line)
+DRAWN_LINES = 256  # drawn lines kept (FrameTree._render_line)
 
 
 class FrameTree(TreeKeys, Tree[TreeEntry]):
@@ -63,6 +63,20 @@ class FrameTree(TreeKeys, Tree[TreeEntry]):
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
         self._widths: dict[int, tuple[Text, int]] = {}  # id(node) -> (its label, its width)
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
+
+    def render_lines(self, crop):
+        self._pass_style = self.rich_style  # (Tree read it for every line: it walks every ancestor)
+        try:
+            return super().render_lines(crop)
+        finally:
+            self._pass_style = None
+
+    _pass_style = None
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        return self._render_line(y + scroll_y, scroll_x, scroll_x + self.size.width,
+                                 self._pass_style or self.rich_style)
 
     def _render_line(self, y: int, x1: int, x2: int, base_style) -> Strip:
         # Textual's Tree keys its drawn lines by a counter bumped at every layout, so each layout

@@ -25,7 +25,7 @@ from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 from tlview.ui.text_size import make_scrollbars, size_the_text
 
-DRAWN_LINES = 512  # drawn lines kept (a few screens)
+DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
 
 def render_strips(view: Group, console: Console, width: int,
@@ -147,7 +147,9 @@ class RenderedView(SearchableLines, ScrollView, can_focus=True):
         key = (number, scroll_x, width)
         drawn = self._drawn.get(key)
         if drawn is None:
-            base = self.rich_style
+            if self._base is None:
+                self._base = self.rich_style  # (it walks every ancestor: once per style change)
+            base = self._base
             if number >= len(self._strips):
                 drawn = Strip.blank(width, base)
             else:
@@ -157,8 +159,11 @@ class RenderedView(SearchableLines, ScrollView, can_focus=True):
             self._drawn[key] = drawn
         return drawn
 
+    _base = None
+
     def notify_style_update(self) -> None:
         super().notify_style_update()
+        self._base = None
         self._drawn.clear()
 
 
