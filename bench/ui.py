@@ -47,19 +47,19 @@ class TimedApp(TlviewApp):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.key_at: float | None = None
+        self.timed_key_at: float | None = None
         self.latencies: list[float] = []
 
     async def on_event(self, event) -> None:
         if isinstance(event, events.Key):
-            self.key_at = time.perf_counter()
+            self.timed_key_at = time.perf_counter()
         await super().on_event(event)
 
     def _display(self, screen, renderable) -> None:
         super()._display(screen, renderable)
-        if self.key_at is not None and renderable is not None:
-            self.latencies.append((time.perf_counter() - self.key_at) * 1000)
-            self.key_at = None
+        if self.timed_key_at is not None and renderable is not None:
+            self.latencies.append((time.perf_counter() - self.timed_key_at) * 1000)
+            self.timed_key_at = None
 
 
 async def measure(path: Path, presses: int) -> dict:

@@ -22,8 +22,8 @@ def _full_collections() -> tuple[list, object]:
 
 def test_full_collections_wait_for_a_pause_and_come_at_least_every_so_often():
     thresholds = gc.get_threshold()
-    now = [0.0]
-    collections = settle.FullCollections(lambda: now[0])
+    now, busy = [0.0], [True]
+    collections = settle.FullCollections(lambda: now[0], busy=lambda: busy[0])
     made, seen = _full_collections()
     try:
         assert gc.get_threshold()[2] == settle.HELD  # Python makes none by itself
@@ -31,7 +31,10 @@ def test_full_collections_wait_for_a_pause_and_come_at_least_every_so_often():
         now[0] = settle.time.monotonic()  # a key just now
         collections.tick()
         assert not made
-        now[0] -= settle.IDLE  # nothing for IDLE seconds
+        now[0] -= settle.IDLE  # nothing for IDLE seconds, but the logs are still read
+        collections.tick()
+        assert not made
+        busy[0] = False  # read: now it is idle
         collections.tick()
         assert made == [1]
         gc.collect(1)

@@ -129,7 +129,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
         self.tree.focus()
-        self._collections = FullCollections(lambda: max(self.key_at, self._views_at))
+        self._collections = FullCollections(lambda: max(self.key_at, self._views_at), busy=self.filling)
         self.set_interval(IDLE / 2, self._collections.tick)
         self.watch(self.screen, "maximized", self.maximized_changed, init=False)
         if self.live is not None:
