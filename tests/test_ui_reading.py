@@ -92,17 +92,20 @@ async def test_a_character_typed_and_its_matches_come_in_one_frame_with_no_new_l
     app = TlviewApp(str(CORPUS / "model"))
     async with app.run_test(size=SIZE) as pilot:
         view = await _graph_view(app, pilot)
-        await press(pilot, "enter", "slash")
-        await type_in(pilot, "v")  # the first: the view's search border comes in a new layout
-        bar = app.query_one(SearchBar)
-        bar.insert_text_at_cursor("i")  # as a key does, with no message handled after it
-        assert view.search.query == "vi" and "/vi: match 1 of" in view.border_subtitle
+        await press(pilot, "enter", "slash", "enter")  # nothing typed: no search border stays
+        assert view.search is None and not view.has_class("-searching")
+        await press(pilot, "slash")  # the view's search border comes with the bar
+        assert view.has_class("-searching")
         screen = app.screen
         layouts = []
         real_layout = screen._refresh_layout
         screen._refresh_layout = lambda *a, **k: (layouts.append(1), real_layout(*a, **k))[1]
+        await type_in(pilot, "v")
+        bar = app.query_one(SearchBar)
+        bar.insert_text_at_cursor("i")  # as a key does, with no message handled after it
+        assert view.search.query == "vi" and "/vi: match 1 of" in view.border_subtitle
         await type_in(pilot, "ew")
-        assert view.search.query == "view" and not layouts, f"{len(layouts)} layouts for 2 characters"
+        assert view.search.query == "view" and not layouts, f"{len(layouts)} layouts for 4 characters"
 
 
 async def test_a_text_comes_with_its_scrollbars_in_the_same_frame():

@@ -26,7 +26,8 @@ class SearchBar(BarInput):
     def open(self, view: SearchableLines) -> None:
         self.view = view
         self.value = view.search.query if view.search is not None else ""
-        self.display = True
+        view.add_class("-searching")  # its border now, with the bar: the first character typed
+        self.display = True            # then lays nothing out (it took 55-66 ms, the others 35)
         self.screen.set_focus(self)  # now: the keys typed next are the query
 
     def watch_value(self, value: str) -> None:
@@ -50,6 +51,8 @@ class SearchBar(BarInput):
 
     def _close(self) -> None:
         self.display = False
+        if self.view is not None and self.view.search is None:
+            self.view.remove_class("-searching")  # nothing was searched
         if self.view is not None and self.view.is_attached:
             self.screen.set_focus(self.view)
 
