@@ -191,3 +191,34 @@ def test_a_big_file_of_another_rank_s_records_tells_its_rank_mismatch_once(tmp_p
         build_summary(open_index(str(path), parallel_ok=True))
     assert [p["kind"] for p in single["problems"]].count("rank mismatch") == 1
     assert split == single
+
+
+def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, monkeypatch):
+    """The explorer's keys first (#26): a pool part reaches the explorer as bytes (its result
+    thread unpickled a part in 11-105 ms at moments of its own, holding the GIL); the indexing
+    thread unpickles it after `defer()`, which waits while a key comes first."""
+    import pickle
+
+    from tlview.model.index import Index
+    from tlview.source.discover import find_logs
+
+    path = _big_trace(tmp_path)
+    first, step = 1 << 20, 1 << 20
+    log = find_logs(str(path))[0][0]
+    early = Index().add_log(log)
+    early.size = path.stat().st_size
+    parallel.start_early(early, first=first, step=step)
+    parts = parallel._ASKED[str(path)].futures
+    assert all(isinstance(f.result(timeout=60), bytes) for f in parts)
+
+    events = []
+    loads = pickle.loads
+    monkeypatch.setattr(parallel.pickle, "loads", lambda data: events.append("unpickled") or loads(data))
+    index = Index()
+    source = index.add_log(log)
+    source.size = early.size
+    parallel.index_with_pool(index, source, lambda: None, lambda: False, first=first, step=step,
+                             defer=lambda: events.append("deferred"))
+    assert events.count("unpickled") == len(parts)
+    assert all(events[i - 1] == "deferred" for i, e in enumerate(events) if e == "unpickled")
+    assert build_summary(index) == build_summary(open_index(str(path), parallel_ok=False))

@@ -76,18 +76,29 @@ class DetailPane(Vertical):
     def on_mount(self) -> None:
         # the code panes' lexer, built before the first of them opens
         self.run_worker(warm_up, name="lexer warm-up", thread=True, exit_on_error=False)
-        self.call_after_refresh(self._mount_panes)
+        self.call_after_refresh(self._mount_next_pane)
+
+    def _unmounted(self):
+        """(holder, pane class) of each pane not mounted yet; none once the app is ending."""
+        if not self.is_attached or not self.app.is_running or self.app._exit_renderables:
+            return []
+        holders = ((self.query_one(f"#{tab_id}", TabPane), tab_id, pane) for tab_id, _, _, pane in TABS)
+        return [(holder, tab_id, pane) for holder, tab_id, pane in holders if not holder.children]
+
+    async def _mount_next_pane(self) -> None:
+        """The panes not composed first, once the first screen is drawn (composing and styling
+        all nine put 0.1-0.2 s in front of it), one between two frames: all at once, they took
+        90 ms, and the first key pressed on a 10,000-id trace waited for them. Textual's Lazy
+        does the same, but failed when the app ended before (a signal after the first screen)."""
+        if unmounted := self._unmounted():
+            holder, tab_id, pane = unmounted[0]
+            await holder.mount(pane(id=f"{tab_id}-pane"))
+            self.call_after_refresh(self._mount_next_pane)
 
     def _mount_panes(self) -> None:
-        """The panes not composed first, once the first screen is drawn (composing and styling
-        all nine put 0.1-0.2 s in front of it). Textual's Lazy does the same, but failed when the
-        app ended before (a signal right after the first screen)."""
-        if not self.is_attached or not self.app.is_running or self.app._exit_renderables:
-            return
-        for tab_id, _, _, pane in TABS:
-            holder = self.query_one(f"#{tab_id}", TabPane)
-            if not holder.children:
-                holder.mount(pane(id=f"{tab_id}-pane"))
+        """Every pane not mounted yet, now (one is asked for)."""
+        for holder, tab_id, pane in self._unmounted():
+            holder.mount(pane(id=f"{tab_id}-pane"))
 
     @property
     def active(self) -> str:
