@@ -10,7 +10,6 @@ import io
 import json
 import os
 import signal
-import subprocess
 import threading
 import sys
 import time
@@ -314,8 +313,8 @@ def big_trace(tmp_path_factory) -> Path:
     frames = max(int(m.group(2)) for m in frame.finditer(kept)) + 1
     path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
     with open(path, "wb") as f:
-        for copy in range((256 << 20) // len(kept)):
-            f.write(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + copy * frames).encode(), kept))
+        for repeat in range((256 << 20) // len(kept)):
+            f.write(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept))
     return path
 
 

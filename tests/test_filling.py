@@ -303,7 +303,7 @@ async def test_the_driver_tells_the_app_of_a_key_as_it_reads_it():
 async def test_a_key_read_ends_the_slice_running(monkeypatch):
     """A slice of the backlog stops at the next part once a key was read (not at its deadline),
     and the rest is shown after the key."""
-    from tlview.ui import app as app_module, keys_first
+    from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
     from tlview.ui.backlog import Backlog
 
@@ -341,7 +341,6 @@ async def test_frames_collapsed_past_the_limit_send_no_message_each(monkeypatch)
     from tlview.ui import app as app_module
     from tlview.ui import frame_tree
     from tlview.ui.app import TlviewApp
-    from tlview.ui.backlog import Backlog
 
     monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
     monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)  # the tree grows past the limit while shown

@@ -230,7 +230,7 @@ def test_many_ranks_in_the_run_pane_are_runs_and_a_bounded_timeline(tmp_path):
     assert "Ranks 0-599" in lines
     assert f"  … {600 - LANES_DRAWN} more ranks or processes not drawn (rank {LANES_DRAWN} to rank 599): " \
            "filter by a rank to see its own timeline" in lines
-    assert sum(line.startswith(f"  rank ") for line in lines) == LANES_DRAWN  # a lane line each
+    assert sum(line.startswith("  rank ") for line in lines) == LANES_DRAWN  # a lane line each
     assert len(lines) < 10 * LANES_DRAWN
 
 

@@ -144,7 +144,7 @@ async def test_a_text_guard_tree_has_one_header():
 @pytest.mark.asyncio
 async def test_the_footer_shows_whole_hints_at_80_columns():
     """At 80x24 the footer cut its last hint ("m Maxi", "^p palettez"): whole hints only."""
-    from conftest import CORPUS, SIZE, ready
+    from conftest import CORPUS, ready
     from tlview.ui.app import TlviewApp
     from tlview.ui.key_hints import KeyHints
 

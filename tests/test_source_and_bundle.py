@@ -6,8 +6,6 @@ another machine is."""
 from __future__ import annotations
 
 import ast
-import io
-import json
 import os
 import re
 import shutil

@@ -6,10 +6,8 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
 import sys
 import threading
-import time
 from pathlib import Path
 
 from conftest import (CORPUS, GENERATED, SIZE, alive, command_line, descendants, plain, press, ready,
