@@ -140,7 +140,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
                         exit_on_error=False)
 
     def on_unmount(self) -> None:
-        self._collections.stop()
+        if collections := getattr(self, "_collections", None):  # (none if mounting failed)
+            collections.stop()
 
     # ---- what the workers report ---------------------------------------------------------------
 
@@ -220,8 +221,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         elif self.tree.entry is None and (entries := self.model.compile_entries()):
             self.tree.select_key(entries[0].key)
         entry = self.tree.entry
-        # (a new entry is shown afresh: filling the panes with the old one first cost 20 ms)
-        if not self._sync_detail() and entry is not None and (
+        if not self._sync_detail() and entry is not None and (  # (another entry: filled afresh once)
                 entry.compile in self._applied or self.detail.active == "run"):
             self.detail.refresh_entry()  # what it shows grew
         self._applied.clear()
