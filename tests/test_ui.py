@@ -375,8 +375,11 @@ async def test_o_shows_the_output_code_and_the_choice_sticks_across_compile_ids(
         await ready(app, pilot)
         graphs = app.query_one(GraphsPane)
         shown = lambda: graphs._artifacts[app.query_one("#graph-list").highlighted]  # noqa: E731
+        loaded, load = [], graphs.load
+        graphs.load = lambda artifact: (loaded.append(artifact.name), load(artifact))[1]
         await press(pilot, "o")
         assert app.detail.active == "graphs" and app.focused is app.query_one("#graph-view", PayloadView)
+        assert loaded == ["inductor_output_code"]  # the code alone (a graph was loaded, then cancelled)
         assert shown().kind.role.value == "code" and not graphs.has_class("-narrow")
         assert any(b.key == "o" and b.action == "output_code" for b in app.BINDINGS)  # in the help
         app.tree.focus()

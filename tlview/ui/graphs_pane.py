@@ -110,6 +110,14 @@ class GraphsPane(Pane, Horizontal):
             self.query_one("#graph-info", Static).update(
                 Text("no graphs for this entry" if entry is not None else "", style="dim"))
 
+    def choose(self, role: Role, entry) -> None:
+        """Make the first artifact of `role` the choice before `entry` is shown (`o`): it is then
+        the one loaded, not another first, cancelled by it."""
+        artifacts = graph_artifacts(entry) if entry is not None else []
+        found = next((i for i, a in enumerate(artifacts) if a.kind.role is role), None)
+        if found is not None:
+            self._chosen = choice_of(artifacts, found)
+
     def pick(self, role: Role) -> bool:
         """Show the first artifact of `role` (the output code: `o`); False when there is none."""
         found = next((i for i, a in enumerate(self._artifacts) if a.kind.role is role), None)

@@ -65,6 +65,7 @@ class PaneReading:
 
     def action_output_code(self) -> None:
         """`o`: the output code of the selected compile id, in one key (it took eight)."""
+        self.detail.pane("graphs").choose(Role.CODE, self.detail.selection.entry)
         graphs = self.detail.open("graphs")
         if graphs.pick(Role.CODE):
             self.screen.set_focus(self.query_one("#graph-view", PayloadView))
