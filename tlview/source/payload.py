@@ -179,13 +179,13 @@ def whole_payload(block: bytes, start: int, stop: int, md5: str) -> bytes | None
     """The payload text of block[start:stop] when it is whole and right, at C speed; else None
     (then the exact decoder, which says what is wrong).
 
-    Every TAB deleted at once (bytes.translate) gives the text when each TAB is a line's first
+    Every TAB deleted at once (bytes.replace) gives the text when each TAB is a line's first
     byte; when its md5 matches, the record is whole (a blank or bad line, a TAB inside a line
     would have changed the text, so the md5). A CR goes to the decoder, which drops one that ends
     a line, as tlparse does."""
     if not (0 <= start < stop <= len(block)) or block[stop - 1] != 10 or block[start] != 9:
         return None
-    text = block[start:stop - 1].translate(None, b"\t")
+    text = block[start:stop - 1].replace(b"\t", b"")  # (1.4x bytes.translate's speed: memchr)
     if b"\r" in text or hashlib.md5(text).hexdigest() != md5:
         return None
     return text
