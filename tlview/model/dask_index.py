@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import gc
 import os
-import socket
 import threading
 from typing import NamedTuple
 
@@ -79,6 +78,8 @@ def pieces(source: TraceFile) -> list[Piece]:
 
 def connect(address: str):
     """A Client of the scheduler at `address`, or ClusterError within CONNECT_SECONDS or so."""
+    import socket  # (here: every headless run imports this module for ClusterError; 4.5 ms)
+
     try:
         from distributed import Client
         from distributed.comm import get_address_host_port, resolve_address
