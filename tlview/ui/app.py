@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import time
-
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
@@ -43,7 +42,7 @@ from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
 from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
 from tlview.ui.no_color import readable_no_color
-from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, WorkDone, while_shown
+from tlview.ui.messages import IndexFinished, IndexGrew, WorkDone, while_shown
 from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
@@ -96,6 +95,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.running = RunningTotals(self.model.index)  # the status line's counts
         self._backlog = Backlog()  # changed compiles not shown yet (refresh_views)
         self._slice_due = False
+        self._views_next = False  # a slice was shown: the views come in the next callback
         self._views_at = 0.0  # time.monotonic() when the status line and panes were last brought up to date
         self._views_every = VIEWS_EVERY
         self._applied: set[Compile] = set()  # compiles shown in the tree since then
@@ -176,12 +176,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         elif self.facts.pane_failure.startswith(said):
             self._set_facts(pane_failure="")  # it loaded since
 
-    @on(FollowState)
-    def _end_if_nothing_came(self, message: FollowState) -> None:
-        if message.ended and self.nothing_came is not None and self.nothing_came():
-            self.nothing_came_in = True
-            self.exit(return_code=2)  # nothing to read: the launcher tells why
-
     # ---- showing what changed ------------------------------------------------------------------
 
     @while_shown
@@ -194,18 +188,19 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
             self._backlog = Backlog(fresh)
         else:
             self._backlog.add(fresh)
+        if self._backlog and self.facts.shown_all:  # (the views may come a callback later)
+            self._set_facts(shown_all=False)
         if self._backlog and self.keys_first():
             self._slice_later()
             return
-        changes: list = []
-        deadline = time.monotonic() + SLICE_SECONDS
-        # while the first read goes on, more is to come: the tree is laid out now and then
-        filling_in = self.filling()
-        while self._backlog and (not changes or (time.monotonic() < deadline and not self.keys_first())):
-            part = self._backlog.take(SLICE_COMPILES)  # (one at least; a key read ends the slice)
+        changes, begun, took = [], time.monotonic(), 0.0  # took: the last part's time (one to end past the slice waits)
+        filling_in = self.filling()  # while the first read goes on, more is to come: the tree is laid out now and then
+        while self._backlog and (not changes or (time.monotonic() + took < begun + SLICE_SECONDS and not self.keys_first())):
+            part, started = self._backlog.take(SLICE_COMPILES), time.monotonic()  # (one at least; a key read ends it)
             self.running.add(part)
             self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog) or filling_in)
             changes += part
+            took = time.monotonic() - started
         self.tree.lay_out_when_due(more_to_come=bool(self._backlog) or filling_in)
         self._applied.update(changes)
         if self._backlog or self.keys_first():
@@ -214,6 +209,14 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
             self.tell_news(changes)
         if self.keys_first() or self._backlog and time.monotonic() - self._views_at < self._views_every:
             return  # while a backlog is shown, the views follow now and then (they are O(files))
+        if not changes or time.monotonic() - begun < SLICE_SECONDS / 5:
+            self._update_views()
+        else:  # a key read meanwhile comes first (slice and views held one for 60-100 ms at 20,000 ranks)
+            self._views_next = True
+            self._slice_later()
+
+    def _update_views(self) -> None:
+        """The cursor, panes, tree note and status line (after a slice, in a callback of their own)."""
         views_from = self._views_at = time.monotonic()
         if self.auto_follow and (newest := self.model.newest_compile()) is not None:
             if self.tree.entry is not newest:
@@ -228,7 +231,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self._show_tree_note()
         self._settler.after_views(self.index, len(self.model.by_key), whole=not (self._backlog or self.filling()))
         self._set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
-                        ranks=tuple(r for r in self.index.ranks() if r is not None),
+                        ranks=self.index.numbered_ranks(),
                         filter=self.flt.describe(), shown_all=not self._backlog)
         # at most a tenth of the main thread's time: 20,000 rank files took 15-30 ms each time
         self._views_every = max(VIEWS_EVERY, VIEWS_SHARE * (time.monotonic() - views_from))
@@ -243,7 +246,13 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
 
     def _next_slice(self) -> None:
         self._slice_due = False
-        self.refresh_views()
+        if self._views_next and not self.keys_first():  # the views' turn, after a slice
+            self._views_next = False
+            self._update_views()
+            if self._backlog:
+                self._slice_later()
+        else:
+            self.refresh_views()
 
     def _show_tree_note(self) -> None:
         empty = self.model.shown == 0 and not self._backlog and (self.facts.finished or self.caught_up)
@@ -285,15 +294,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         if entries and event.node.data is entries[-1]:
             self.new_unseen = 0
         self.detail.show(self._selection(event.node.data))
-
-    def action_cycle_rank(self, step: int) -> None:
-        groups = self.model.ranks  # once read: a rank for each group of one compile history
-        ranks = [g.rank for g in groups] if groups is not None else [r for r in self.index.ranks() if r is not None]
-        if len(ranks) < 2:
-            self.notify("these logs have one rank", timeout=2)
-            return
-        self.apply_filter(self.flt.cycle_rank(ranks, step))
-        self.notify("all ranks" if self.flt.rank is None else f"rank {self.flt.rank}", timeout=1.5)
 
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)

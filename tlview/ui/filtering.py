@@ -58,6 +58,15 @@ class Filtering:
             usable = folded is not None and folded.filter is self.flt and folded.index is self.index
             self.show_model(folded if usable else TreeModel(self.index, self.flt, ranks=groups))
 
+    def action_cycle_rank(self, step: int) -> None:
+        groups = self.model.ranks  # once read: a rank for each group of one compile history
+        ranks = [g.rank for g in groups] if groups is not None else list(self.index.numbered_ranks())
+        if len(ranks) < 2:
+            self.notify("these logs have one rank", timeout=2)
+            return
+        self.apply_filter(self.flt.cycle_rank(ranks, step))
+        self.notify("all ranks" if self.flt.rank is None else f"rank {self.flt.rank}", timeout=1.5)
+
     @while_shown
     def on_payload_matches(self, message: PayloadMatches) -> None:
         if not message.flt.same_query(self.flt):

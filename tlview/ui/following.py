@@ -25,6 +25,9 @@ class Following:
 
     @while_shown
     def on_follow_state(self, message: FollowState) -> None:
+        if message.ended and self.nothing_came is not None and self.nothing_came():
+            self.nothing_came_in = True
+            self.exit(return_code=2)  # nothing to read: the launcher tells why
         self.caught_up = message.caught_up
         if message.ended:
             # nothing is compiling any more: the newest compile without metrics is just missing

@@ -7,6 +7,7 @@ The live state comes first, where no toast covers it.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -80,6 +81,13 @@ class StatusLine(Horizontal):
 RED, CYAN, YELLOW, GREEN = "#ff5f5f", "#5fd7ff", "#ffd75f", "#5fd75f"
 
 
+@lru_cache(maxsize=2)
+def _ranks_words(ranks: tuple) -> str:
+    """The line is drawn at each update of the views and of the progress: 20,000 ranks are put in
+    words once, not each time (1.5 ms)."""
+    return ranks_text(ranks)
+
+
 def status_text(facts: StatusFacts, width: int | None = None) -> Text:
     """The line, fitted to `width` columns: the least needed parts go first (the file count, the
     records, the ranks, then the other counts), the name is shortened, and the failures, the input
@@ -97,9 +105,9 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
     elif facts.live == "ended":
         add(None, " ■ ended ·", "bold")
     name = add(None, f" {visible(facts.name)}", "bold")
-    add(1, f" · {facts.files} file{'s' if facts.files != 1 else ''}")
+    add(1, f" · {facts.files:,} file{'s' if facts.files != 1 else ''}")
     if facts.ranks:
-        add(3, f" · {ranks_text(facts.ranks)}")
+        add(3, f" · {_ranks_words(facts.ranks)}")
     t = facts.totals
     if t is not None:
         add(2, f" · {counted(t.records, 'record')}")
