@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import re
+
 from tlview.model.filters import Filter
 from tlview.model.verdict import Kind
 from tlview.ui.app import TlviewApp
@@ -369,3 +371,30 @@ async def test_slash_keeps_the_lines_highlighted(monkeypatch):
         colours = {seg.style.color for y in range(min(10, view.size.height))
                    for seg in view.render_line(y) if seg.style is not None and seg.style.color is not None}
         assert len(colours) > 2, colours
+
+
+async def test_a_match_in_view_keeps_the_page_where_it_is():
+    """As in less: typing a query whose match is on the page leaves the page where it is (it
+    jumped a third down at every character, and drew every line and the scrollbar again); a
+    match off the page brings it a third down."""
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await press(pilot, "enter")
+        height = view.scrollable_content_region.height
+        lines = [display_line(line).lower() for line in view.text.split("\n")]
+
+        def first_seen_in(rows: range) -> str:  # a word whose first occurrence is in these rows
+            return next(word for row in rows for word in re.findall(r"[a-z_]{5,}", lines[row])
+                        if not any(word in line for line in lines[:row]))
+
+        on_page = first_seen_in(range(height // 2, height - 3))
+        off_page = first_seen_in(range(2 * height, len(lines)))
+        await press(pilot, "slash")
+        await type_in(pilot, on_page)
+        assert view.search.total and view.scroll_offset.y == 0
+        await press(pilot, "escape")
+        await press(pilot, "slash")
+        await type_in(pilot, off_page)
+        line, _ = view.search.position()
+        assert line >= 2 * height and view.scroll_offset.y == line - view.size.height // 3

@@ -136,14 +136,17 @@ class SearchableLines:
         self.border_subtitle = f"{self.search.describe()}  (n / N: next / previous, Esc: end)"
 
     def _show_match(self) -> None:
-        """Scroll so that the current match is in view, a third down the page."""
+        """Scroll so that the current match is in view, a third down the page; one in view
+        already stays where it is (as in less: the page does not jump at each character typed,
+        and a jump drew every line and the scrollbar again)."""
         if not self.search or not self.search.total:
             return
         line, occurrence = self.search.position()
         column = self.search.column(display_line(self.search_lines()[line]), occurrence)
         row = self._row(line, column)
-        y = max(0, row - self.size.height // 3)
-        x = self.scroll_offset.x
+        x, y = self.scroll_offset
+        if not y <= row < y + self.scrollable_content_region.height:
+            y = max(0, row - self.size.height // 3)
         if self._scrolls_sideways() and not (x <= column < x + self._search_width() - len(self.search.query)):
             x = max(0, column - 10)
         self.scroll_to(x, y, animate=False)
