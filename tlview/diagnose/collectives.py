@@ -83,32 +83,43 @@ def _normalized(op: str) -> str | None:
     return name
 
 
+def _calls(code: str) -> tuple[dict[str, int], int]:
+    """The collectives an output code calls, by name, and its `wait_tensor` calls."""
+    called: dict[str, int] = {}
+    waits = 0
+    for match in CALL.finditer(COMMENT.sub("", TAG.sub("", code))):
+        op = match.group(1)
+        if op == "wait_tensor":
+            waits += 1
+        elif (name := _normalized(op)) is not None:
+            called[name] = called.get(name, 0) + 1
+    return called, waits
+
+
 def parity(graphs: RankGraphs) -> list[dict]:
     """Graphs whose output code calls other collectives than their schedule lists, or fewer
     `wait_tensor`s than collectives (a collective never waited on). Ranks with the same finding
     for a compile id are one entry."""
     found: dict[tuple, list[int]] = {}
+    calls: dict[str, tuple[dict, int]] = {}  # output code's calls, by its content (ranks alike: read once)
     for rank in graphs.ranks:
         for cid, runs in graphs.schedules.get(rank, {}).items():
             code_art = graphs.output_code.get((rank, cid))
             if code_art is None:
                 continue
-            try:
-                code = code_art.load().text
-            except (OSError, UnicodeError):
-                continue
+            key = code_art.content_key()
+            if key is None or key not in calls:
+                try:
+                    counted = _calls(code_art.load().text)
+                except (OSError, UnicodeError):
+                    continue
+                if key is not None:
+                    calls[key] = counted
+            called, waits = calls[key] if key is not None else counted
             scheduled: dict[str, int] = {}
             for op in runs[0]:  # tlparse reads one schedule per graph folder
                 if (name := _normalized(op)) is not None:
                     scheduled[name] = scheduled.get(name, 0) + 1
-            called: dict[str, int] = {}
-            waits = 0
-            for match in CALL.finditer(COMMENT.sub("", TAG.sub("", code))):
-                op = match.group(1)
-                if op == "wait_tensor":
-                    waits += 1
-                elif (name := _normalized(op)) is not None:
-                    called[name] = called.get(name, 0) + 1
             offset = sum(abs(scheduled.get(n, 0) - called.get(n, 0)) for n in set(scheduled) | set(called))
             missing_waits = max(0, sum(called.values()) - waits)
             if offset or missing_waits:

@@ -74,11 +74,19 @@ class RankGraphs:
         return [op for ops in self.schedules.get(rank, {}).get(cid, ()) for op in ops]
 
 
-def _json(artifact):
+def _json(artifact, parsed: dict | None = None):
+    """The payload parsed; `parsed` holds what was parsed by content (Artifact.content_key): ranks
+    alike log the same payloads, read and parsed once (the callers do not change them)."""
+    key = artifact.content_key() if parsed is not None else None
+    if key is not None and key in parsed:
+        return parsed[key]
     try:
-        return orjson.loads(artifact.load().text)
+        value = orjson.loads(artifact.load().text)
     except (orjson.JSONDecodeError, OSError, UnicodeError):
-        return None
+        value = None
+    if key is not None:
+        parsed[key] = value
+    return value
 
 
 def compile_key(cid: str) -> str:
@@ -103,6 +111,8 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
     `nodes`: (node, rank) pairs of these ranks' compile ids, when the caller has them."""
     graphs = RankGraphs(ranks)
     rank_set = set(ranks)
+    parsed: dict = {}  # payloads by content
+    briefs: dict = {}  # runtime metadata in brief, by its payload's content
     if nodes is None:
         nodes = [(n, rank) for n in index.iter_nodes() if (rank := n.rank) in rank_set and n.cid.frame is not None]
     for node, rank in nodes:
@@ -110,14 +120,19 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
         for art in node.artifacts:
             name = art.name
             if name == SCHEDULE:
-                ops = _json(art)
+                ops = _json(art, parsed)
                 ops = [sys.intern(op) for op in ops if isinstance(op, str)] if isinstance(ops, list) else []
                 if ops:  # tlparse leaves out empty schedules
                     graphs.schedules.setdefault(rank, {}).setdefault(cid, []).append(ops)
             elif name == RUNTIME_META:
-                meta = _json(art)
-                if meta is not None:
-                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(_brief(meta, art))
+                key = art.content_key()
+                brief = briefs.get(key) if key is not None else None
+                if brief is None and (meta := _json(art)) is not None:
+                    brief = _brief(meta, art)
+                    if key is not None:
+                        briefs[key] = brief
+                if brief is not None:
+                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(GraphMeta(*brief[:3], art))
             elif name == OUTPUT_CODE:
                 graphs.output_code.setdefault((rank, cid), art)
             elif (outcome := cache_outcome(name)) is not None:
@@ -129,7 +144,7 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
             continue
         executions = [a for a in node.artifacts if a.name == EXECUTION]
         if executions:  # the latest one, as tlparse
-            order = execution_order(_json(executions[-1]))
+            order = execution_order(_json(executions[-1], parsed))
             if order is not None:
                 graphs.execution[group.rank] = order
     return graphs

@@ -137,6 +137,11 @@ class Artifact:
         """Read the payload from disk now (lines, md5 check, problems)."""
         return self.source.load_payload(self.rec)
 
+    def content_key(self) -> str | None:
+        """What makes two payloads equal without reading them: the md5 of a payload the scan
+        verified (None when it was not, or for text)."""
+        return self.source.verified_md5(self.rec)
+
 
 @dataclass(slots=True, eq=False)
 class DynamicEvent:

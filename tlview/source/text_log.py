@@ -231,6 +231,9 @@ class TextLog(IncrementalFile):
 
     # ---- lazy access ---------------------------------------------------------------------------
 
+    def verified_md5(self, rec: int) -> None:
+        return None  # (text has no md5s)
+
     def load_payload(self, rec: int) -> LoadedPayload:
         text, more = self._read_record(rec, SHOWN_BYTES)
         problems = [f"a record of {size_text(more + SHOWN_BYTES)}: only its first "
