@@ -6,7 +6,7 @@ import re
 import threading
 import time
 
-from conftest import CORPUS, until
+from conftest import CORPUS, press, ready, until
 from tlview.ui.app import TlviewApp
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
@@ -109,3 +109,22 @@ async def test_an_append_shows_the_new_compile_id_once_and_never_the_old_one_aga
             f.write(b"".join(records[start:end]))  # [0/1]'s records
         await until(pilot, lambda: app.tree.entry.node.id == "0/1" and "0/1" in shown)
         assert set(shown) == {"0/1"}, shown
+
+
+async def test_a_highlight_the_cursor_left_does_not_show_its_entry_again():
+    """Under load a highlight of the entry the cursor left came after the cursor's new one (the
+    tree laid out anew, then the cursor moved to an appended compile id): the panes showed 0/1,
+    0/0, 0/1. A highlight whose node is no longer under the cursor is dropped."""
+    from textual.widgets import Tree
+
+    app = TlviewApp(str(CORPUS / "recompiles"))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "j")
+        here = app.tree.cursor_node
+        left = next(node for node in app.tree._by_key.values() if node is not here and node.data.compile is not None)
+        assert app.detail.selection.entry is here.data
+        app.tree.post_message(Tree.NodeHighlighted(left))
+        await pilot.pause()
+        await pilot.pause()
+        assert app.tree.cursor_node is here and app.detail.selection.entry is here.data

@@ -254,12 +254,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         else:
             self.refresh_views()
 
-    def _show_tree_note(self) -> None:
-        empty = self.model.shown == 0 and not self._backlog and (self.facts.finished or self.caught_up)
-        self.query_one(TreeNote).show(self.flt, self.model, self.search_note,
-                                      (self.facts.waiting or "no compile ids in these logs") if empty else "",
-                                      0 if self.auto_follow else self.new_unseen)
-
     def _set_facts(self, **changes) -> None:
         if self.live is not None and self.facts.live != "ended":
             changes.setdefault("live", "live" if self.auto_follow else "paused")
@@ -290,6 +284,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     @on(Tree.NodeHighlighted, "#tree")
     @while_shown
     def _highlighted(self, event: Tree.NodeHighlighted) -> None:
+        if event.node is not self.tree.cursor_node:
+            return  # the cursor moved on since (its entry is shown, or its message comes): 0/0 came after 0/1
         entries = self.model.compile_entries()
         if entries and event.node.data is entries[-1]:
             self.new_unseen = 0

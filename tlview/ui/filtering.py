@@ -77,6 +77,13 @@ class Filtering:
         self.tree.apply(self.model.apply({n.compile for n in message.nodes}))
         self._show_tree_note()
 
+    def _show_tree_note(self) -> None:
+        """What the filter hides, or why the tree is empty, over the tree."""
+        empty = self.model.shown == 0 and not self._backlog and (self.facts.finished or self.caught_up)
+        self.query_one(TreeNote).show(self.flt, self.model, self.search_note,
+                                      (self.facts.waiting or "no compile ids in these logs") if empty else "",
+                                      0 if self.auto_follow else self.new_unseen)
+
     def action_clear_filter(self) -> None:
         if not self.flt.active and not self.filter_bar.display:
             return
