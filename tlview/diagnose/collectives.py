@@ -108,14 +108,15 @@ def parity(graphs: RankGraphs) -> list[dict]:
             if code_art is None:
                 continue
             key = code_art.content_key()
-            if key is None or key not in calls:
+            counted = calls.get(key) if key is not None else None
+            if counted is None:
                 try:
                     counted = _calls(code_art.load().text)
                 except (OSError, UnicodeError):
                     continue
                 if key is not None:
                     calls[key] = counted
-            called, waits = calls[key] if key is not None else counted
+            called, waits = counted
             scheduled: dict[str, int] = {}
             for op in runs[0]:  # tlparse reads one schedule per graph folder
                 if (name := _normalized(op)) is not None:
