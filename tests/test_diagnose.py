@@ -126,3 +126,35 @@ def test_run_summary_and_timeline():
     assert run["total_compile_seconds"] > 0
     assert doc["timeline"][0]["total"] >= doc["timeline"][-1]["total"]
     assert {"dynamo", "aot", "inductor", "codegen"} <= set(doc["timeline"][0])
+
+
+def test_the_run_summary_lets_its_thread_stop_between_compile_ids(monkeypatch):
+    """The Run pane builds the run's summary in a thread that stops once the pane is left and
+    steps back for keys, between parts of the view. At 10,000 compile ids one part (the summary:
+    each fix's config read from disk) took 0.5 s, and a key pressed on another pane meanwhile
+    waited for it. It is asked every BETWEEN compile ids, and the timeline is built once."""
+    from tlview.diagnose import costs
+    from tlview.model.indexing import open_index
+    from tlview.ui import run_pane
+
+    index = open_index(str(CORPUS / "recompiles"))
+    nodes = len(list(index.iter_nodes()))
+    monkeypatch.setattr(costs, "BETWEEN", 2)
+    asked = []
+    rows = costs.timeline(index)
+    assert costs.run_summary(index, rows=rows, between=lambda: asked.append(1)) == costs.run_summary(index)
+    assert len(asked) == -(-nodes // 2)
+    built = []
+    real_timeline = run_pane.timeline
+    monkeypatch.setattr(run_pane, "timeline", lambda *a: built.append(1) or real_timeline(*a))
+    monkeypatch.setattr(costs, "timeline", lambda *a: built.append(1) or real_timeline(*a))
+
+    def leave_at_the_fourth():
+        asked.append(1)
+        if len(asked) == 4:
+            raise run_pane.PaneLeft
+
+    asked.clear()
+    with pytest.raises(run_pane.PaneLeft):
+        run_pane.run_view(index, ..., go_on=leave_at_the_fourth)
+    assert len(asked) == 4 and built == [1]  # (left inside the summary: 1 before, 3 in it)

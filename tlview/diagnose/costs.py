@@ -53,9 +53,14 @@ def _line_times(index: Index, rank, known: dict) -> dict:
     return found
 
 
-def run_summary(index: Index, rank=...) -> dict:
-    """The problems of the run ranked by what they cost."""
-    rows = timeline(index, rank)
+BETWEEN = 256
+
+
+def run_summary(index: Index, rank=..., rows: list[dict] | None = None, between=lambda: None) -> dict:
+    """The problems of the run ranked by what they cost. `rows`: timeline(index, rank), if the
+    caller has it; `between()` is called every BETWEEN compile ids (a thread's chance to stop or
+    step back: at 10,000 ids the loop reads each fix's config from disk, 0.5 s)."""
+    rows = timeline(index, rank) if rows is None else rows
     time_of = {(r["rank"], r["process"], r["id"]): r["total"] for r in rows}
     from_lines = _line_times(index, rank, time_of)
     time_of.update(from_lines)
@@ -63,7 +68,9 @@ def run_summary(index: Index, rank=...) -> dict:
                                         "causes": defaultdict(int)})
     breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
     failures = []
-    for node in index.iter_nodes(rank):
+    for number, node in enumerate(index.iter_nodes(rank)):
+        if number % BETWEEN == 0:
+            between()
         if node.cid.frame is None:
             continue
         frame = frames[(node.group, node.cid.frame_key)]

@@ -48,8 +48,8 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
                              if (n.outside_items() or n.compile.verdict.problems)
                              and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
         "graph_break_summary": graph_break_summary(nodes),
-        "run_summary": run_summary(index, rank),
-        "timeline": timeline(index, rank),
+        "run_summary": run_summary(index, rank, rows := timeline(index, rank)),
+        "timeline": rows,
         "caches": cache_summary(index, rank),
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),  # what can hang the job first

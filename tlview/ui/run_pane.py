@@ -41,9 +41,8 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
 
     div = divergence(index)
     go_on()
-    summary = run_summary(index, rank)
-    go_on()
     rows = timeline(index, rank)
+    summary = run_summary(index, rank, rows, between=go_on)
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
     parts = []
