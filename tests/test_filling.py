@@ -240,13 +240,13 @@ async def test_the_run_pane_builds_one_view_at_a_time_and_stops_when_left(monkey
     calls = {"summaries": 0, "timelines": 0, "running": 0, "most": 0}
     real_summary, real_timeline = run_pane.run_summary, run_pane.compile_timeline
 
-    def slow_summary(*args):
+    def slow_summary(*args, **kwargs):
         calls["summaries"] += 1
         calls["running"] += 1
         calls["most"] = max(calls["most"], calls["running"])
         try:
             release.wait(10)
-            return real_summary(*args)
+            return real_summary(*args, **kwargs)
         finally:
             calls["running"] -= 1
 
