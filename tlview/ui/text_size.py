@@ -10,7 +10,7 @@ def size_the_text(view: ScrollView, size: Size) -> None:
     """Set `view`'s virtual size, and whether it needs scrollbars now: left to the layout that
     follows, the text was drawn at full width, then a frame later (60 ms on a 10 MB trace) drawn
     again one column narrower, with the scrollbar, and its thumb a frame after that. Textual has
-no public call for it."""
+    no public call for it."""
     view.virtual_size = size
     view._scroll_update(size)  # (what the layout does: scrollbars shown, and their thumbs sized)
 
