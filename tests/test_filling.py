@@ -700,3 +700,43 @@ async def test_once_the_logs_are_read_a_pane_s_thread_does_not_wait_for_keys(mon
         pane = app.query_one(RunPane)
         await pilot.press("9")
         await until(pilot, lambda: "Total compile time" in pane.copy_text(), what="the Run pane's view")
+
+
+@pytest.mark.asyncio
+async def test_the_status_line_and_tree_note_lay_the_screen_out_only_when_their_size_may_change(tmp_path, monkeypatch):
+    """Static.update lays out the whole screen by default: the status line (one row of a set
+    width) and the tree note did at each update of the views while the logs came in (11 ms each
+    at 10,000 compile ids, 38 and 14 times). The status line never needs it, the tree note only
+    when it shows lines or did; a text drawn already is not drawn again. They still show what
+    --json counts."""
+    from textual.widgets import Static
+
+    from tlview.model import indexing
+    from tlview.ui import app as app_module
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.tree_note import TreeNote
+
+    monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
+    monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)
+    monkeypatch.setattr(app_module, "VIEWS_EVERY", 0.0)  # the views at every slice
+    monkeypatch.setattr(indexing, "PROGRESS_SECONDS", 0.0)
+    updates = []  # (widget, whether it laid the screen out)
+    update = Static.update
+
+    def counted_update(self, content="", *, layout=True):
+        if self.id == "status" or isinstance(self, TreeNote):
+            updates.append((self.id, layout))
+        return update(self, content, layout=layout)
+
+    monkeypatch.setattr(Static, "update", counted_update)
+    folder = _ranks_read_backwards(tmp_path)
+    app = TlviewApp(str(folder))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
+        await ready(app, pilot)
+        assert len([u for u in updates if u[0] == "status"]) >= 3  # (the line changed as it filled)
+        assert ("status", True) not in updates
+        assert not [u for u in updates if u[0] == "tree-note"]  # nothing to say: never drawn
+        counted = f"{json_for(str(folder))['totals']['compile_ids']} compile ids"
+        assert counted in app.query_one("StatusLine").text
+

@@ -22,4 +22,11 @@ class TreeNote(Static):
             text.append(empty, style="yellow")
         if new_unseen:
             text.append(f"{' · ' if text else ''}+{new_unseen} new — f: follow the newest", style="bold green")
-        self.update(text)
+        shown = self._shown
+        if text == (shown or Text()):  # (none yet: empty, as it is composed)
+            return  # (each update laid out the whole screen: 11 ms at 10,000 compile ids)
+        self._shown = text
+        # Its height follows its lines (height: auto): laid out when it has any, or had.
+        self.update(text, layout=bool(text) or bool(shown))
+
+    _shown: Text | None = None
