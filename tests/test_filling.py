@@ -740,3 +740,35 @@ async def test_the_status_line_and_tree_note_lay_the_screen_out_only_when_their_
         counted = f"{json_for(str(folder))['totals']['compile_ids']} compile ids"
         assert counted in app.query_one("StatusLine").text
 
+
+@pytest.mark.asyncio
+async def test_the_panes_not_shown_are_mounted_once_the_logs_are_read(monkeypatch):
+    """Each pane mounted laid out the whole screen: the seven mounted one per frame while 10,000
+    compile ids came in took 150-200 ms of the main thread, which the indexing waited for. While
+    `mount_later()` holds they wait; a pane asked for meanwhile is mounted alone, at once; the
+    others follow once it no longer holds."""
+    from textual.app import App
+
+    from tlview.ui import detail as detail_module
+    from tlview.ui.detail import COMPOSED_FIRST, TABS, DetailPane
+    from tlview.ui.pane import Selection
+
+    monkeypatch.setattr(detail_module, "MOUNT_LATER", 0.01)
+    filling = [True]
+
+    class Holder(App):
+        def compose(self):
+            yield DetailPane(Selection(None, None), mount_later=lambda: filling[0], id="detail")
+
+    def mounted(app) -> set:
+        return {tab_id for tab_id, *_ in TABS if app.query(f"#{tab_id}-pane")}
+
+    app = Holder()
+    async with app.run_test(size=(120, 40)) as pilot:
+        for _ in range(10):  # frames and looks at mount_later
+            await pilot.pause(0.02)
+        assert mounted(app) == set(COMPOSED_FIRST)
+        run = app.query_one(DetailPane).pane("run")
+        assert run.id == "run-pane" and mounted(app) == {*COMPOSED_FIRST, "run"}
+        filling[0] = False
+        await until(pilot, lambda: len(mounted(app)) == len(TABS), what="the other panes mounted")

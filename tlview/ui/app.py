@@ -120,7 +120,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
             with Vertical(id="left"):
                 yield FrameTree(id="tree")
                 yield TreeNote(id="tree-note")
-            yield DetailPane(self._selection(None), id="detail")
+            yield DetailPane(self._selection(None), mount_later=self.filling, id="detail")
         yield FilterBar(self.flt, id="filter-input")
         yield SearchBar(id="search-input")
         yield StatusLine()

@@ -56,15 +56,17 @@ def tab_labels(width: int, active: str) -> list[str]:
 # The Summary (shown first) and the Graphs pane (its Select must not be mounted while the app
 # ends: it queries its overlay as it mounts) are composed with the app; the others just after.
 COMPOSED_FIRST = ("summary", "graphs")
+MOUNT_LATER = 0.25  # seconds between two looks at whether the other panes may be mounted
 
 
 class DetailPane(Vertical):
     ALLOW_MAXIMIZE = True  # `m` maximizes the panes with their tabs: 1-9 still switch
 
-    def __init__(self, selection: Selection, **kwargs) -> None:
+    def __init__(self, selection: Selection, mount_later=lambda: False, **kwargs) -> None:
         super().__init__(**kwargs)
         self.selection = selection
         self._shown: dict[str, Selection] = {}
+        self._mount_later = mount_later  # () -> True while the panes not shown wait (the logs' first read)
 
     def compose(self):
         with TabbedContent(id="tabs"):
@@ -91,14 +93,21 @@ class DetailPane(Vertical):
         90 ms, and the first key pressed on a 10,000-id trace waited for them. Textual's Lazy
         does the same, but failed when the app ended before (a signal after the first screen)."""
         if unmounted := self._unmounted():
+            if self._mount_later():
+                # While the logs are first read: each mount laid out the whole screen, and the
+                # seven took 150-200 ms of the main thread, which 10,000 compile ids, coming in
+                # on two cores, waited for. A pane asked for meanwhile is mounted alone (pane()).
+                self.set_timer(MOUNT_LATER, self._mount_next_pane)
+                return
             holder, tab_id, pane = unmounted[0]
             await holder.mount(pane(id=f"{tab_id}-pane"))
             self.call_after_refresh(self._mount_next_pane)
 
-    def _mount_panes(self) -> None:
-        """Every pane not mounted yet, now (one is asked for)."""
-        for holder, tab_id, pane in self._unmounted():
-            holder.mount(pane(id=f"{tab_id}-pane"))
+    def _mount_pane(self, tab_id: str) -> None:
+        """This pane, now (asked for before its turn)."""
+        for holder, its_id, pane in self._unmounted():
+            if its_id == tab_id:
+                holder.mount(pane(id=f"{tab_id}-pane"))
 
     @property
     def active(self) -> str:
@@ -109,9 +118,10 @@ class DetailPane(Vertical):
         self.query_one("#tabs", TabbedContent).active = tab_id
 
     def pane(self, tab_id: str | None = None) -> Pane:
-        if not self.query(f"#{tab_id or self.active}-pane"):
-            self._mount_panes()  # (asked for before the first screen was drawn)
-        return self.query_one(f"#{tab_id or self.active}-pane")
+        tab_id = tab_id or self.active
+        if not self.query(f"#{tab_id}-pane"):
+            self._mount_pane(tab_id)
+        return self.query_one(f"#{tab_id}-pane")
 
     def main_view(self):
         """The active pane's main view (a payload, a table, a list): where its keys go."""
