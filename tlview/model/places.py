@@ -5,6 +5,7 @@ One regex per syntax, here."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import NamedTuple
 
 _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)$")
@@ -16,6 +17,7 @@ class Resumed(NamedTuple):
     line: int  # the line it resumes at
 
 
+@lru_cache(maxsize=4096)  # (asked of every compile's function at each verdict)
 def resumed(function: str | None) -> Resumed | None:
     """`torch_dynamo_resume_in_step_at_25` -> Resumed("step", 25); None for a user's function.
     Nested resumes (`..._in_torch_dynamo_resume_in_step_at_25_at_27`) name the outer function."""
