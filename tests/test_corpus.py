@@ -108,3 +108,31 @@ def test_recompile_reasons_link_to_the_failed_compile():
     assert by_id[(None, "2/2")]["recompile_of"] == ["2/0", "2/1"]
     assert by_id[(None, "3/4")]["status"] == "error"
     assert by_id[(None, "3/4")]["fail_type"] == "Unsupported"
+
+
+def test_the_index_keeps_metrics_without_their_config_strings_which_are_read_from_disk():
+    """The config strings are 40 KB of a 45 KB compilation_metrics line: the index keeps none
+    (10,000 compile ids would hold 400 MB of them); the compile's settings read them back from
+    the record. The line is parsed whole, and only they are dropped."""
+    import orjson
+
+    from tlview.model.indexing import open_index
+    from tlview.model.settings import settings_of
+    from tlview.source.trace_records import loads_metadata
+
+    path = next((CORPUS / "model" / "trace").glob("*.log"))
+    lines = [line[line.index(b"] {") + 2:] for line in path.read_bytes().splitlines()
+             if b'] {"compilation_metrics"' in line]
+    configs = ("inductor_config", "dynamo_config", "functorch_config")
+    for line in lines:
+        whole = orjson.loads(line)
+        assert all(isinstance(whole["compilation_metrics"][c], str) for c in configs)  # (what it is about)
+        meta, error = loads_metadata(line, cut_configs=True)
+        assert not error
+        whole["compilation_metrics"] = {k: v for k, v in whole["compilation_metrics"].items() if k not in configs}
+        assert meta == whole and list(meta["compilation_metrics"]) == list(whole["compilation_metrics"])
+    index = open_index(str(path))
+    nodes = [n for n in index.nodes.values() if n.metrics is not None]
+    assert len(nodes) == len(lines)
+    assert not [n for n in nodes if set(n.metrics) & set(configs)]
+    assert all(settings_of(n.compile).config for n in nodes)

@@ -15,8 +15,8 @@ import orjson
 from tlview.source.damage import ENVELOPE_START
 from tlview.source.payload import LoadedPayload, decode_file_region, load_payload
 
-# Big JSON strings inside compilation metrics (40 KB of the 45 KB line): cut before parsing.
-_CONFIG_FIELDS = (b'"inductor_config": "', b'"dynamo_config": "', b'"functorch_config": "')
+# Big JSON strings inside compilation metrics (40 KB of the 45 KB line): not kept in the index.
+_CONFIG_FIELDS = ("inductor_config", "dynamo_config", "functorch_config")
 _METADATA_HEAD = 64 << 10  # enough for almost every envelope line; longer ones are read whole
 
 
@@ -25,18 +25,31 @@ def loads_metadata(line: bytes, cut_configs: bool = False, at: int = 0) -> tuple
     not UTF-8 is read with U+FFFD in their place: (its object, where the first of them is), `at`
     being where `line` starts in its envelope line.
 
-    The config strings of compilation metrics are cut out first (they are read from disk when a
-    pane shows them); if the cut text does not parse, the whole line is parsed: a fast path must
-    never call a record bad that a JSON parser accepts."""
+    With `cut_configs`, the config strings of compilation metrics are dropped once parsed (they
+    are read from disk when a pane shows them). Parsed whole, then dropped: orjson read a real
+    33 KB metrics line in 17.5 µs, where cutting the strings out of the bytes first and parsing
+    the rest took 37 µs (the search for each string's end was most of it)."""
     try:
-        meta = orjson.loads(_without_configs(line) if cut_configs else line)
+        meta = orjson.loads(line)
     except orjson.JSONDecodeError as exc:
-        if cut_configs:
-            return loads_metadata(line, at=at)
-        return _loads_damaged(line, exc.msg, at)
+        meta, error = _loads_damaged(line, exc.msg, at)
+        if meta is None:
+            return meta, error
+    else:
+        error = ""
     if not isinstance(meta, dict) or not meta:
         return None, "metadata is not a JSON object"
-    return meta, ""
+    if cut_configs:
+        for value in meta.values():
+            if isinstance(value, dict):
+                _drop_configs(value)
+    return meta, error
+
+
+def _drop_configs(event: dict) -> None:
+    for name in _CONFIG_FIELDS:
+        if isinstance(event.get(name), str):
+            del event[name]
 
 
 def _loads_damaged(line: bytes, why: str, at: int) -> tuple[dict | None, str]:
@@ -93,30 +106,6 @@ def _json_string(literal: bytes) -> str | None:
     except orjson.JSONDecodeError:
         return None
     return value if isinstance(value, str) else None
-
-
-def _without_configs(data: bytes) -> bytes:
-    """The metrics JSON without its config strings.
-
-    Inside those escaped JSON strings every quote is `\\"`, so the first `", "` after the field's
-    start is its end."""
-    cuts = []
-    for name in _CONFIG_FIELDS:
-        at = data.find(name)
-        stop = data.find(b'", "', at + len(name)) if at >= 0 else -1
-        if stop >= 0:
-            cuts.append((at, stop + 3))
-    if not cuts:
-        return data
-    parts = []
-    pos = 0
-    for at, stop in sorted(cuts):
-        if at < pos:
-            return data  # overlapping: not the layout we know, parse it all
-        parts.append(data[pos:at])
-        pos = stop
-    parts.append(data[pos:])
-    return b"".join(parts)
 
 
 class TraceRecords:
