@@ -222,3 +222,26 @@ def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, mo
     assert events.count("unpickled") == len(parts)
     assert all(events[i - 1] == "deferred" for i, e in enumerate(events) if e == "unpickled")
     assert build_summary(index) == build_summary(open_index(str(path), parallel_ok=False))
+
+
+def test_an_export_failure_in_a_later_range_is_the_export_s_as_in_one_process(tmp_path, monkeypatch):
+    """torch.export's failure told in a range another process read: its part named the file
+    itself (no part could be sent: the file was read again in one process), and the merge had no
+    place for an Export entry's failures. The torch version last told wins, as in one process."""
+    export = next((GENERATED / "verdict" / "export_nonstrict_fail" / "trace").glob("*.log")).read_bytes()
+    padding = next((CORPUS / "model" / "trace").glob("*.log")).read_bytes()
+    path = tmp_path / "dedicated_log_torch_trace_big.log"
+    path.write_bytes(padding * 2 + export)  # the export in the second range
+    monkeypatch.setenv("TLVIEW_PROCESSES", "2")
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", 1 << 20)
+    single = open_index(str(path), parallel_ok=False)
+    split = open_index(str(path), parallel_ok=True)
+    assert not split.notes
+    failed = [o for o in single.outside.values() if o.export_failures]
+    assert failed  # (what the test is about: the export's failure is told)
+    for node in failed:
+        merged = split.outside[next(k for k, o in split.outside.items() if o.group == node.group)]
+        assert [(f, rec) for f, (_, rec) in merged.export_failures] == \
+            [(f, rec) for f, (_, rec) in node.export_failures]
+        assert all(source is split.sources[0] for _, (source, _) in merged.export_failures)
+    assert build_summary(split) == build_summary(single)

@@ -29,11 +29,15 @@ class IndexParts:
         for node in [*self.nodes.values(), *self.outside.values()]:
             node.compile = node.source = None
             node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
+            # What TORCH_LOGS text says (nothing: a part is of a trace file), not merged: an empty
+            # one a node was a third of a part's pickling, each way (at 10,000 compile ids).
+            node.text = None
             if node.start is not None:
                 node.start = (None, node.start[1])
                 node.last_start = (None, node.last_start[1])
             for item in node.artifacts + node.graph_breaks + node.dynamic:
                 item.source = None
+            node.export_failures = [(failure, (None, rec)) for failure, (_, rec) in node.export_failures]
         return {
             "file": source.export_part(), "contexts": self._contexts,
             "nodes": list(self.nodes.values()), "outside": list(self.outside.values()),
@@ -78,7 +82,7 @@ class IndexParts:
                 self.unknown_kinds[kind] = self.unknown_kinds.get(kind, 0) + count
             for name, count in part["cache_events"].items():
                 self.cache_events[name] = self.cache_events.get(name, 0) + count
-            self.pytorch_version = self.pytorch_version or part["pytorch_version"]
+            self.pytorch_version = part["pytorch_version"] or self.pytorch_version  # the last told, as in one process
 
     def _before_its_record(self, source, problem) -> bool:
         """Whether `problem` was told before the record at its offset was kept (a rank mismatch,
@@ -121,4 +125,5 @@ class IndexParts:
             self.note_recompile_reasons(node)
         node.dynamic += later.dynamic
         node.errors += later.errors
+        node.export_failures += [(failure, (source, rec + base)) for failure, (_, rec) in later.export_failures]
         self._touch(node.compile)
