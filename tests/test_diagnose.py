@@ -128,33 +128,47 @@ def test_run_summary_and_timeline():
     assert {"dynamo", "aot", "inductor", "codegen"} <= set(doc["timeline"][0])
 
 
-def test_the_run_summary_lets_its_thread_stop_between_compile_ids(monkeypatch):
-    """The Run pane builds the run's summary in a thread that stops once the pane is left and
-    steps back for keys, between parts of the view. At 10,000 compile ids one part (the summary:
-    each fix's config read from disk) took 0.5 s, and a key pressed on another pane meanwhile
-    waited for it. It is asked every BETWEEN compile ids, and the timeline is built once."""
-    from tlview.diagnose import costs
+def test_the_run_pane_s_loops_let_its_thread_stop_every_step(monkeypatch):
+    """The Run pane builds its view in a thread that stops once the pane is left and steps back
+    for keys. At 10,000 compile ids its loops over the compiles held the interpreter: the summary
+    (each fix's config read from disk) 0.5 s, the timelines, the stack trie and the caches
+    60-200 ms each, and a key pressed on another pane waited for them. Each asks `between()`
+    every STEP items, and gives what it gives without; the timeline is built once."""
+    from tlview.diagnose import caches, costs, stack_trie, stepping, timeline
     from tlview.model.indexing import open_index
     from tlview.ui import run_pane
 
     index = open_index(str(CORPUS / "recompiles"))
     nodes = len(list(index.iter_nodes()))
-    monkeypatch.setattr(costs, "BETWEEN", 2)
-    asked = []
+    assert nodes >= 6  # (loops of several steps)
+    monkeypatch.setattr(stepping, "STEP", 2)
     rows = costs.timeline(index)
-    assert costs.run_summary(index, rows=rows, between=lambda: asked.append(1)) == costs.run_summary(index)
-    assert len(asked) == -(-nodes // 2)
-    built = []
+    loops = {"timeline": costs.timeline,
+             "run summary": lambda index, rank, between: costs.run_summary(index, rank, rows, between),
+             "compile timeline": timeline.compile_timeline,
+             "stack trie": lambda *a: stack_trie.trie_as_dict(stack_trie.stack_trie(*a)),
+             "caches": caches.cache_summary}
+    for name, loop in loops.items():
+        asked = []
+        assert loop(index, ..., lambda: asked.append(1)) == loop(index, ..., None), name
+        assert len(asked) >= 2, name
+    asked, built = [], []
     real_timeline = run_pane.timeline
     monkeypatch.setattr(run_pane, "timeline", lambda *a: built.append(1) or real_timeline(*a))
     monkeypatch.setattr(costs, "timeline", lambda *a: built.append(1) or real_timeline(*a))
 
-    def leave_at_the_fourth():
-        asked.append(1)
-        if len(asked) == 4:
-            raise run_pane.PaneLeft
+    def leave_at(count):
+        def go_on():
+            asked.append(1)
+            if len(asked) == count:
+                raise run_pane.PaneLeft
+        return go_on
 
-    asked.clear()
-    with pytest.raises(run_pane.PaneLeft):
-        run_pane.run_view(index, ..., go_on=leave_at_the_fourth)
-    assert len(asked) == 4 and built == [1]  # (left inside the summary: 1 before, 3 in it)
+    run_pane.run_view(index, ..., go_on=leave_at(0))  # never left: how often it asks
+    assert built == [1]
+    whole = len(asked)
+    for count in (1, whole // 2, whole):
+        asked.clear()
+        with pytest.raises(run_pane.PaneLeft):
+            run_pane.run_view(index, ..., go_on=leave_at(count))
+        assert len(asked) == count

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import orjson
 
+from tlview.diagnose.stepping import stepping
 from tlview.model.artifacts import readable_name
 from tlview.model.kinds import Role
 from tlview.model.registry import CACHE_OUTCOMES, cache_outcome
@@ -27,13 +28,13 @@ def cache_name(artifact_name: str) -> str:
     return artifact_name
 
 
-def cache_summary(index, rank=...) -> dict:
+def cache_summary(index, rank=..., between=None) -> dict:
     """{"caches": {name: {label, hit, miss, bypass}}, "compiles": [{id, rank, process, caches}],
     "bypass_reasons": [{cache, reason, count}]}: empty when the logs have no cache records."""
     caches: dict[str, dict] = {}
     compiles: list[dict] = []
     reasons: dict[tuple[str, str], int] = {}
-    for node in index.iter_nodes(rank):
+    for node in stepping(index.iter_nodes(rank), between):  # (between: stepping.py)
         per_node: dict[str, dict] = {}
         for artifact in node.artifacts_in(Role.CACHE):
             outcome = cache_outcome(artifact.name)

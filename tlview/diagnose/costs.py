@@ -5,15 +5,16 @@ from __future__ import annotations
 from collections import defaultdict
 
 from tlview.diagnose.classify import diagnose_node
+from tlview.diagnose.stepping import stepping
 from tlview.diagnose.timeline import line_span
 from tlview.model.verdict import Kind, place_of
 from tlview.model.index import Index
 
 
-def timeline(index: Index, rank=...) -> list[dict]:
-    """Compiles by compile time, longest first."""
+def timeline(index: Index, rank=..., between=None) -> list[dict]:
+    """Compiles by compile time, longest first. (`between`: stepping.py)"""
     rows = []
-    for (group, _key), compile_ in list(index.compiles.items()):
+    for (group, _key), compile_ in stepping(list(index.compiles.items()), between):
         if rank is not ... and group.rank != rank:
             continue
         p = compile_.phases()
@@ -53,14 +54,11 @@ def _line_times(index: Index, rank, known: dict) -> dict:
     return found
 
 
-BETWEEN = 256
-
-
-def run_summary(index: Index, rank=..., rows: list[dict] | None = None, between=lambda: None) -> dict:
+def run_summary(index: Index, rank=..., rows: list[dict] | None = None, between=None) -> dict:
     """The problems of the run ranked by what they cost. `rows`: timeline(index, rank), if the
-    caller has it; `between()` is called every BETWEEN compile ids (a thread's chance to stop or
-    step back: at 10,000 ids the loop reads each fix's config from disk, 0.5 s)."""
-    rows = timeline(index, rank) if rows is None else rows
+    caller has it; `between`: stepping.py (at 10,000 ids the loop reads each fix's config from
+    disk, 0.5 s)."""
+    rows = timeline(index, rank, between) if rows is None else rows
     time_of = {(r["rank"], r["process"], r["id"]): r["total"] for r in rows}
     from_lines = _line_times(index, rank, time_of)
     time_of.update(from_lines)
@@ -68,9 +66,7 @@ def run_summary(index: Index, rank=..., rows: list[dict] | None = None, between=
                                         "causes": defaultdict(int)})
     breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
     failures = []
-    for number, node in enumerate(index.iter_nodes(rank)):
-        if number % BETWEEN == 0:
-            between()
+    for node in stepping(index.iter_nodes(rank), between):
         if node.cid.frame is None:
             continue
         frame = frames[(node.group, node.cid.frame_key)]

@@ -13,6 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 
+from tlview.diagnose.stepping import stepping
 from tlview.model.compile_node import Compile
 
 # Dynamo's own frames that end some stacks (tlparse's maybe_remove_convert_frame_suffixes)
@@ -51,11 +52,12 @@ _READ: "weakref.WeakKeyDictionary[object, _Read]" = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 
-def stack_trie(index, rank=...) -> TrieNode:
-    """The trie of the compiles of one rank (or all): one stack per compile (its attempts share it)."""
+def stack_trie(index, rank=..., between=None) -> TrieNode:
+    """The trie of the compiles of one rank (or all): one stack per compile (its attempts share
+    it). (`between`: stepping.py)"""
     root = TrieNode(None)
     seen: set = set()
-    for node in index.iter_nodes(rank):
+    for node in stepping(index.iter_nodes(rank), between):
         compile_ = node.compile
         if node.start is None or compile_ is None or compile_ in seen:
             continue

@@ -16,8 +16,10 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from datetime import datetime, timedelta, timezone
+from typing import Iterable
 
 from tlview.diagnose.chromium_spans import Span, all_spans
+from tlview.diagnose.stepping import stepping
 from tlview.model.compile_node import Compile
 from tlview.model.group import Group
 
@@ -31,8 +33,9 @@ _GLOG_TIME = re.compile(rb"[VIWEC](\d\d)(\d\d) (\d\d):(\d\d):(\d\d)\.(\d{6}) ")
 _YEAR = datetime(2000, 1, 1)  # glog writes no year; 2000 has a 29 February
 
 
-def compile_timeline(index, rank=...) -> dict:
-    """Rows (one per compile span, by start time), lanes (one per rank or process) and the clock."""
+def compile_timeline(index, rank=..., between=None) -> dict:
+    """Rows (one per compile span, by start time), lanes (one per rank or process) and the clock.
+    (`between`: stepping.py)"""
     spans, events, bad = all_spans(index)
     by_group: dict[Group, list[Span]] = defaultdict(list)
     for span in spans:
@@ -46,7 +49,7 @@ def compile_timeline(index, rank=...) -> dict:
     for group in index.groups():
         if rank is not ... and group.rank != rank:
             continue
-        clock_of[group], rows_of[group] = _best_rows(index, by_group[group], compiles[group])
+        clock_of[group], rows_of[group] = _best_rows(index, by_group[group], compiles[group], between)
     shared = "text" if set(clock_of.values()) <= {"text", None} else "wall"
     apart = [g for g, c in clock_of.items() if c == "text" and shared == "wall"]
     left_out = [g.label() for g in apart]
@@ -78,13 +81,13 @@ def compile_timeline(index, rank=...) -> dict:
     }
 
 
-def _best_rows(index, spans: list[Span], compiles: list[Compile]) -> tuple[str | None, list[dict]]:
+def _best_rows(index, spans: list[Span], compiles: list[Compile], between=None) -> tuple[str | None, list[dict]]:
     """The rows of one rank or process by the best clock it has, and that clock."""
-    if rows := _chromium_rows(index, spans):
+    if rows := _chromium_rows(index, stepping(spans, between)):
         return "chromium", rows
-    if rows := _metrics_rows(compiles):
+    if rows := _metrics_rows(stepping(compiles, between)):
         return "metrics", rows
-    if rows := _text_rows(compiles):
+    if rows := _text_rows(stepping(compiles, between)):
         return "text", rows
     return None, []
 
@@ -98,7 +101,7 @@ def _row(compile_: Compile | None, compile_id: str, what: str, start: float, end
             "function": compile_.head.function() if compile_ is not None else None}
 
 
-def _chromium_rows(index, spans: list[Span]) -> list[dict]:
+def _chromium_rows(index, spans: Iterable[Span]) -> list[dict]:
     rows = []
     for span in spans:
         compile_ = index.compiles.get((span.group, span.cid.compile_key)) if span.cid else None
@@ -108,7 +111,7 @@ def _chromium_rows(index, spans: list[Span]) -> list[dict]:
     return rows
 
 
-def _metrics_rows(compiles: list[Compile]) -> list[dict]:
+def _metrics_rows(compiles: Iterable[Compile]) -> list[dict]:
     rows = []
     for compile_ in compiles:
         metrics = compile_.final_metrics or {}
@@ -127,7 +130,7 @@ def _metrics_rows(compiles: list[Compile]) -> list[dict]:
     return rows
 
 
-def _text_rows(compiles: list[Compile]) -> list[dict]:
+def _text_rows(compiles: Iterable[Compile]) -> list[dict]:
     """A compile id's span by the times of its first and last TORCH_LOGS lines."""
     rows = []
     for compile_ in compiles:
