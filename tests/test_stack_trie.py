@@ -223,3 +223,39 @@ async def test_a_leaf_of_the_trie_opens_its_compile(how):
         await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node.id == "3/2",
                     what="[3/2] selected")
         assert app.tree.has_focus
+
+
+@pytest.mark.parametrize("width", [200, 80, 40])
+def test_the_trie_is_drawn_as_rich_s_tree_in_parts(width, monkeypatch):
+    """Drawn in parts of PART_LINES lines (the Run pane's thread may stop between two), each
+    label drawn as it is where it fits: the same text as rich's Tree, wrapped labels too."""
+    from tlview.report import stack_trie_look
+
+    monkeypatch.setattr(stack_trie_look, "PART_LINES", 3)
+    root = stack_trie(open_index(str(GENERATED / "multi_rank4" / "trace")))
+
+    def drawn(renderable) -> str:
+        console = Console(width=width, file=io.StringIO(), record=True, color_system=None)
+        console.print(renderable)
+        return console.export_text()
+
+    ours = trie_tree(root, grouped=True)
+    lines = drawn(stack_trie_look.rich_tree(root, grouped=True))
+    assert drawn(ours) == lines
+    assert len(ours.renderables) == -(-len(stack_trie_look._guided_lines(
+        stack_trie_look.rich_tree(root, grouped=True))) // 3) > 1
+    if width == 40:
+        assert len(lines.splitlines()) > 12  # (wrapped labels: what the test is about here)
+
+
+def test_a_frame_names_its_first_compile_ids_and_counts_the_others(monkeypatch):
+    """1,400 compile ids starting at one frame were 500 lines of that frame's line (170 ms to
+    draw): past COMPILES_NAMED, the others are a count (the tree on the left lists them all)."""
+    from tlview.report import stack_trie_look
+
+    monkeypatch.setattr(stack_trie_look, "COMPILES_NAMED", 1)
+    console = Console(width=200, file=io.StringIO(), record=True, color_system=None)
+    console.print(trie_tree(stack_trie(open_index(str(GENERATED / "multi_rank4" / "trace"))), grouped=True))
+    text = console.export_text()
+    assert "✓ [0/0] ranks 0-3  … 1 more compile id  /tmp/job/multi_rank4.py:24 in forward" in text
+    assert "[0/1]" not in text

@@ -41,7 +41,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
 
     div = divergence(index)
     go_on()
-    rows = timeline(index, rank)
+    rows = timeline(index, rank, go_on)
     summary = run_summary(index, rank, rows, between=go_on)
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
@@ -52,7 +52,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
         parts.append(Text(""))
     parts += [Text(total_said(summary, capital=True)
                   + (f" (rank {rank})" if rank is not ... else ""), style="bold")]
-    parts += timeline_lines(compile_timeline(index, rank), width)
+    parts += timeline_lines(compile_timeline(index, rank, go_on), width)
     go_on()
     if summary["recompiling_frames"]:
         parts.append(Text("\nFrames whose recompiles cost most (recompiles / all compiles of the frame)",
@@ -81,15 +81,15 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
         parts.append(Text(f"\n{name} {failure['cause']}: {one_line(failure['why'], 120)}",
                           style="red"))
         parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
-    trie = stack_trie(index, rank)
+    trie = stack_trie(index, rank, go_on)
     go_on()
     parts.append(Text(""))
     if trie.children:
-        parts.append(trie_tree(trie, grouped, "Stack trie: the calls that led to each compile"))
+        parts += trie_tree(trie, grouped, "Stack trie: the calls that led to each compile").renderables  # (parts: a stop between)
     else:
         parts.append(Text("Stack trie: no call stacks in these logs" + (
             "" if index.has_traces else " (TORCH_LOGS text has none; a TORCH_TRACE does)"), style="dim"))
-    caches = cache_summary(index, rank)
+    caches = cache_summary(index, rank, go_on)
     if caches["caches"]:
         parts.append(Text("\nCaches", style="bold"))
         parts += [Text(f"  {c['label']}: {outcome_words(c)}") for c in caches["caches"].values()]
@@ -138,6 +138,9 @@ class RunPane(Pane, Vertical):
 
     def on_hide(self) -> None:
         self._on_screen = False
+
+    def leave(self) -> None:
+        self._on_screen = False  # (its thread stops at its next step; on_show starts it again)
 
     def show(self, selection: Selection) -> None:
         # The run is the same whatever compile id the cursor is on: built again only when the
