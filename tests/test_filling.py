@@ -772,3 +772,42 @@ async def test_the_panes_not_shown_are_mounted_once_the_logs_are_read(monkeypatc
         assert run.id == "run-pane" and mounted(app) == {*COMPOSED_FIRST, "run"}
         filling[0] = False
         await until(pilot, lambda: len(mounted(app)) == len(TABS), what="the other panes mounted")
+
+
+@pytest.mark.asyncio
+async def test_a_pane_left_for_another_is_told_at_once_and_its_thread_stops(monkeypatch):
+    """'1' after '9': the Run pane's Hide event came after the frame that showed the Summary,
+    and its thread built the run's view meanwhile, sharing the interpreter with that frame (the
+    key took 110-230 ms at 10,000 compile ids). The pane is told as the tab changes, and its
+    thread stops at its next step; shown again, it builds its view."""
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.run_pane import RunPane
+
+    app = TlviewApp(str(RANKS4))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await ready(app, pilot)
+        pane = app.query_one(RunPane)
+        hold = threading.Event()
+        steps = []
+        from tlview.ui import run_pane
+
+        real_view = run_pane.run_view
+
+        def slow_view(index, rank, width, go_on):
+            def step():
+                steps.append(1)
+                hold.wait(5)
+                go_on()
+            return real_view(index, rank, width, step)
+
+        monkeypatch.setattr(run_pane, "run_view", slow_view)
+        await pilot.press("9")
+        await until(pilot, lambda: pane._loading and steps, what="the Run pane's thread in its first step")
+        app.action_show_tab("summary")
+        assert not pane._on_screen  # told now: no event or frame in between
+        hold.set()
+        await until(pilot, lambda: not pane._loading, what="the thread stopped")
+        assert len(steps) == 1 and pane._shown is None  # left at its next step; built when shown again
+        monkeypatch.setattr(run_pane, "run_view", real_view)
+        await pilot.press("9")
+        await until(pilot, lambda: "Total compile time" in pane.copy_text(), what="the Run pane's view")

@@ -115,7 +115,10 @@ class DetailPane(Vertical):
 
     @active.setter
     def active(self, tab_id: str) -> None:
-        self.query_one("#tabs", TabbedContent).active = tab_id
+        tabs = self.query_one("#tabs", TabbedContent)
+        if tabs.active and tabs.active != tab_id and (shown := self.query(f"#{tabs.active}-pane")):
+            shown.first().leave()
+        tabs.active = tab_id
 
     def pane(self, tab_id: str | None = None) -> Pane:
         tab_id = tab_id or self.active

@@ -42,3 +42,8 @@ class Pane(ReportsWork):
     def copy_text(self) -> str | None:
         """The text this pane shows (what `y` copies and `e` opens), or None."""
         return None
+
+    def leave(self) -> None:
+        """Another pane is shown instead: said at once, where its Hide event comes after the
+        frame that shows the other (a pane's thread then worked on meanwhile, and that frame,
+        sharing the interpreter with it, took twice its time)."""
