@@ -61,6 +61,10 @@ def tlview(*args: str) -> list[str]:
     return [sys.executable, "-m", "tlview", *args]
 
 
+def tlview_python(code: str) -> list[str]:
+    return [sys.executable, "-c", code]
+
+
 def check_divergence(doc: dict, ranks: int) -> None:
     """The diverging rank is found: grouped apart, and why the job may hang names it."""
     groups = [(g["ranks"], g["alike"]) for g in doc["rank_groups"]]
@@ -124,7 +128,14 @@ def real_main(runs: int, ranks: int) -> None:
 
 
 def md5_main(runs: int) -> None:
-    """--json with md5 checks against md5sum, at 100 MB and at 1 GB, alternated."""
+    """--json with md5 checks against md5sum, at 100 MB and at 1 GB, alternated. Run it with the
+    Python of a venv where tlview is installed as the README installs it (`pip install .`), from
+    a folder other than the checkout: an editable install's import hook adds 17 ms to every start
+    (6% at 100 MB), and `-m tlview` in the checkout imports the checkout."""
+    where = subprocess.run(tlview_python("import sys, tlview; print(tlview.__file__, "
+                                         "any('editable' in repr(f) for f in sys.meta_path))"),
+                           capture_output=True, text=True, check=True).stdout.split()
+    print(f"  tlview from {where[0]}" + (" (an EDITABLE install: +17 ms a start)" if where[1] == "True" else ""))
     for megabytes in (100, 1024):
         path = build_trace(megabytes << 20)
         best: dict[str, float] = {}
