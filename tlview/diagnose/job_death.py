@@ -14,29 +14,30 @@ import re
 from functools import lru_cache
 
 from tlview.model.index import Index
+from tlview.patterns import lazy
 from tlview.source.tail import tail_lines
 from tlview.source.text_log import TextLog
 
 # (what it is, the line that says so); the first that matches a line names it
 DEATHS = (
-    ("timeout", re.compile(r"Timed out waiting \d+ ?ms for \w+ operation")),  # gloo
-    ("timeout", re.compile(r"Watchdog caught collective operation timeout|ran for \d+ milliseconds before timing out")),
-    ("timeout", re.compile(r"failed to pass monitoredBarrier|reached monitoredBarrier, but received errors")),
-    ("collective mismatch", re.compile(r"Received data size doesn't match expected size|"
+    ("timeout", lazy(r"Timed out waiting \d+ ?ms for \w+ operation")),  # gloo
+    ("timeout", lazy(r"Watchdog caught collective operation timeout|ran for \d+ milliseconds before timing out")),
+    ("timeout", lazy(r"failed to pass monitoredBarrier|reached monitoredBarrier, but received errors")),
+    ("collective mismatch", lazy(r"Received data size doesn't match expected size|"
                                        r"[Cc]ollective mismatch|Detected mismatch between collectives")),
-    ("peer lost", re.compile(r"Connection (?:reset|closed) by peer")),
-    ("NCCL error", re.compile(r"NCCL (?:error|communicator was aborted)|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
-    ("timeout", re.compile(r"DistStoreError|Socket Timeout")),
+    ("peer lost", lazy(r"Connection (?:reset|closed) by peer")),
+    ("NCCL error", lazy(r"NCCL (?:error|communicator was aborted)|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
+    ("timeout", lazy(r"DistStoreError|Socket Timeout")),
 )
-DIGITS = re.compile(r"\d+")
-RANK_PREFIX = re.compile(r"^\[rank(\d+)\]:\s?")
-TEE = re.compile(r"^\[[A-Za-z_]*\d+\]:(?=\[rank)")  # torchrun --tee's `[default3]:` before `[rank3]:`
-SOURCE_PLACE = re.compile(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair.cc:545] `
+DIGITS = lazy(r"\d+")
+RANK_PREFIX = lazy(r"^\[rank(\d+)\]:\s?")
+TEE = lazy(r"^\[[A-Za-z_]*\d+\]:(?=\[rank)")  # torchrun --tee's `[default3]:` before `[rank3]:`
+SOURCE_PLACE = lazy(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair.cc:545] `
 # torchrun's failure summary: `Root Cause (first observed failure):` then `rank : 1 (local_rank: 1)`
 # and `exitcode : -6 (pid: 5433)  (SIGABRT)`
 ROOT_CAUSE = "Root Cause (first observed failure)"
-SUMMARY_RANK = re.compile(r"^\s*rank\s*:\s*(\d+)")
-SUMMARY_EXIT = re.compile(r"^\s*exitcode\s*:\s*(-?\d+)[^\n]*?(?:\((SIG\w+)\))?\s*$")
+SUMMARY_RANK = lazy(r"^\s*rank\s*:\s*(\d+)")
+SUMMARY_EXIT = lazy(r"^\s*exitcode\s*:\s*(-?\d+)[^\n]*?(?:\((SIG\w+)\))?\s*$")
 
 
 def job_death(index: Index) -> dict | None:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from tlview.model.reasons import GraphBreak, RecompileReason
+from tlview.patterns import LazyPattern, lazy
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +72,7 @@ class SkippedCall:
     disabled: bool  # wrapped with torch.compiler.disable / torch._dynamo.disable
 
 
-_SKIPPED_FUNCTION = re.compile(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
+_SKIPPED_FUNCTION = lazy(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
 
 
 def _skipped_call(gb: GraphBreak) -> SkippedCall:
@@ -89,11 +90,11 @@ class Cause:
     facts: Guarded | LoggingCall | SkippedCall | None = None  # what the fix is chosen from (diagnose/classify.py)
 
 
-def any_of(patterns: list[str]) -> re.Pattern:
+def any_of(patterns: list[str]) -> LazyPattern:
     """One compiled pattern that matches where any of `patterns` does (case and newlines
     ignored): a rule is one search, not one per phrasing (the verdicts of 10,000 compiles were
     spent mostly in re's cache lookups)."""
-    return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.DOTALL)
+    return lazy("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE | re.DOTALL)
 
 
 # What a view says of a problem the logs imply but do not tell: the class, and the TORCH_LOGS
@@ -130,27 +131,27 @@ _RECOMPILE_RULES = [  # (cause, patterns, why); first match wins
      "a Python value changed: {detail}"),
 ]
 _RECOMPILE_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _RECOMPILE_RULES]
-_TENSOR_NAME = re.compile(r"tensor '([^']+)'")
-_EXPECTED = re.compile(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
+_TENSOR_NAME = lazy(r"tensor '([^']+)'")
+_EXPECTED = lazy(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
 
 # Where the value a guard reads lives, from the guard's start (torch 2.13-2.15 write `n`, older
 # ones `L['n']`); the first that matches wins.
 GUARD_SOURCES = (
-    ("input_tensor", re.compile(r"^tensor '(?P<name>[^']+)'")),
-    ("global_state", re.compile(r"(?:GLOBAL_STATE changed: (?P<name>\w+))|GLOBAL_STATE|___check_global_state"
+    ("input_tensor", lazy(r"^tensor '(?P<name>[^']+)'")),
+    ("global_state", lazy(r"(?:GLOBAL_STATE changed: (?P<name>\w+))|GLOBAL_STATE|___check_global_state"
                                 r"|\bgrad_mode\b|\bautocast")),
-    ("stack_value", re.compile(r"^(?P<name>___stack\d+)\b")),
-    ("closure", re.compile(r"^(?P<name>\S*__closure__\S*)")),
-    ("global", re.compile(r"^(?P<name>G\['[^']+'\](?:\.\w+|\[['\"]\w+['\"]\])*)\s*(?:==|!=|is\b)")),
-    ("local", re.compile(r"^(?P<name>L\['\w+'\])\s*(?:==|!=|is\b)")),
-    ("module_attribute", re.compile(r"^(?P<name>(?:L\['self'\]|self)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
-    ("attribute", re.compile(r"^(?P<name>(?:L\['\w+'\]|\w+)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
-    ("local", re.compile(r"^(?P<name>L\['\w+'\]|\w+)\s*(?:==|!=|is\b)")),
+    ("stack_value", lazy(r"^(?P<name>___stack\d+)\b")),
+    ("closure", lazy(r"^(?P<name>\S*__closure__\S*)")),
+    ("global", lazy(r"^(?P<name>G\['[^']+'\](?:\.\w+|\[['\"]\w+['\"]\])*)\s*(?:==|!=|is\b)")),
+    ("local", lazy(r"^(?P<name>L\['\w+'\])\s*(?:==|!=|is\b)")),
+    ("module_attribute", lazy(r"^(?P<name>(?:L\['self'\]|self)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
+    ("attribute", lazy(r"^(?P<name>(?:L\['\w+'\]|\w+)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
+    ("local", lazy(r"^(?P<name>L\['\w+'\]|\w+)\s*(?:==|!=|is\b)")),
 )
-_LITERAL = re.compile(r"(?:==|!=|\bis(?: not)?)\s*(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
-_LOCAL_NAME = re.compile(r"[LG]\['([^']+)'\]")
-_AT_INDEX = re.compile(r"\bat index (\d+)")
+_LITERAL = lazy(r"(?:==|!=|\bis(?: not)?)\s*(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
+_LOCAL_NAME = lazy(r"[LG]\['([^']+)'\]")
+_AT_INDEX = lazy(r"\bat index (\d+)")
 
 
 def guarded(guard: str, hint: str | None = None) -> Guarded:
@@ -243,7 +244,7 @@ _BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's l
      "a Python construct Dynamo does not support here"),
 ]
 _BREAK_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _BREAK_RULES]
-_LOGGING_CALL = re.compile(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
+_LOGGING_CALL = lazy(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
 
 
 def break_cause(gb: GraphBreak) -> Cause:
@@ -260,7 +261,7 @@ def break_cause(gb: GraphBreak) -> Cause:
     return cause
 
 
-_CALL_ARGUMENTS = re.compile(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] \(has_kwargs (?P<kw>True|False)\)")
+_CALL_ARGUMENTS = lazy(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] \(has_kwargs (?P<kw>True|False)\)")
 
 
 def _logging_call(subject: str | None, explanation: str | None) -> LoggingCall:
