@@ -86,9 +86,15 @@ def search_typing(query: str = "buf0") -> None:
         tmux.wait_for("search in this pane")
         times = []
         for i, char in enumerate(query):
+            time.sleep(TYPING)
             start = time.perf_counter()
             tmux.keys(char)
-            tmux.wait_for(f"/{query[:i + 1]}: ", timeout=10)
+            tmux.wait_for(f"/{query[:i + 1]}: ", timeout=10, poll=0.002)
             times.append((time.perf_counter() - start) * 1000)
-    print(f"search   typed {query!r} in the output code: per character (ms) "
-          f"{', '.join(f'{t:.0f}' for t in times)}; max {max(times):.0f}   (target <= 30 ms)")
+    print(f"search   typed {query!r} in the output code, a key every {TYPING * 1000:.0f} ms: per character "
+          f"(ms) {', '.join(f'{t:.0f}' for t in times)}; max {max(times):.0f}   (target <= 30 ms)")
+
+
+# A fast typist's pace (80 words a minute). Each key was sent as soon as the one before showed, 30 ms
+# apart: faster than anyone types, each key then landed on the frames the one before had started.
+TYPING = 0.15
