@@ -426,7 +426,7 @@ def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
     on 2 cores they took the cores from the UI process while 10,000 compile ids came in."""
     import os
 
-    from tlview.model import parallel
+    from tlview.model import parallel, pool
     from tlview.model.index import Index
     from tlview.model.indexing import open_index
     from tlview.source.discover import find_logs
@@ -438,14 +438,14 @@ def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
     path = tmp_path / "dedicated_log_torch_trace_big.log"
     path.write_bytes(data)
     seen = {}
-    real = parallel._below_the_explorer
+    real = parallel.below_the_explorer
 
     def observed(pool):
         real(pool)
         for pid in pool._processes:
             seen[pid] = os.getpriority(os.PRIO_PROCESS, pid)
 
-    monkeypatch.setattr(parallel, "_below_the_explorer", observed)
+    monkeypatch.setattr(parallel, "below_the_explorer", observed)
     index = Index()
     for log in find_logs(str(path))[0]:
         index.add_log(log)
@@ -455,7 +455,7 @@ def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
                              first=64 << 10, step=128 << 10)
     index.finish()
     mine = os.getpriority(os.PRIO_PROCESS, 0)
-    assert seen and all(nice >= max(mine, parallel.POOL_NICENESS) for nice in seen.values())
+    assert seen and all(nice >= max(mine, pool.POOL_NICENESS) for nice in seen.values())
     assert len(index.nodes) == len(open_index(str(path), parallel_ok=False).nodes)
 
 

@@ -24,9 +24,9 @@ def entry() -> None:
     time), and joined a pane's loader still reading every rank (2.3 s more)."""
     code = main()
     if _leave_at_once:
-        from tlview.model import parallel
+        from tlview.model.pool import stop_pools
 
-        parallel.stop_pools()  # no exit handler will end them: an indexing pool still reading
+        stop_pools()  # no exit handler will end them: an indexing pool still reading
         for stream in (sys.stdout, sys.stderr):
             try:
                 stream.flush()

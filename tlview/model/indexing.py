@@ -16,6 +16,7 @@ from typing import Callable
 
 from tlview.model import parallel
 from tlview.model.index import Index
+from tlview.model.pool import start_forkserver
 from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
 
@@ -54,7 +55,7 @@ def prepare_for(log: FoundLog) -> None:
         return
     if big:
         try:
-            parallel.start_forkserver()
+            start_forkserver()
             source = Index().add_log(log)  # as the explorer's index will read it
             source.size = os.path.getsize(log.path)
             parallel.start_early(source)

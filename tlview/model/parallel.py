@@ -14,15 +14,13 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-import select
 import signal
 import sys
-import threading
-import time
-from contextlib import contextmanager
 from typing import NamedTuple
 
 from tlview.model.index import Index
+from tlview.model.pool import (POOLS, below_the_explorer, new_pool, quiet_child, stdio_with_file_descriptors,
+                               stop_workers)
 from tlview.source.trace_file import TraceFile
 
 
@@ -49,10 +47,31 @@ def index_range(path: str, start: int, end: int | None, verify_md5: bool,
 
 def index_range_packed(*args) -> bytes:
     """index_range's part, pickled in the pool's process: the pool's result thread then gets
-    bytes, and the explorer unpickles the part when keys let it (index_with_pool). Unpickled by
-    that thread, a part of 10,000 compile ids held the GIL for 11-105 ms at moments of its own
-    choosing, and a key pressed then waited."""
-    return pickle.dumps(index_range(*args), protocol=pickle.HIGHEST_PROTOCOL)
+    bytes, and the explorer unpickles the part when keys let it (unpacked). Unpickled by that
+    thread, a part of 10,000 compile ids held the GIL for 11-105 ms at moments of its own
+    choosing, and a key pressed then waited. Its compile ids come in pieces of PACKED_NODES,
+    each unpickled on its own: the whole part at once held it for 11-18 ms."""
+    part = index_range(*args)
+    nodes = part.pop("nodes")
+    pieces = [pickle.dumps(nodes[at:at + PACKED_NODES], protocol=pickle.HIGHEST_PROTOCOL)
+              for at in range(0, len(nodes), PACKED_NODES)]
+    return pickle.dumps((part, pieces), protocol=pickle.HIGHEST_PROTOCOL)
+
+
+PACKED_NODES = 128
+
+
+def unpacked(packed: bytes, defer) -> dict:
+    """index_range_packed's part, `defer()` called before each piece (it returns when this
+    thread may go on: a key pressed comes first). The pieces share no object with the rest: a
+    compile id's group and id are looked up by value when merged."""
+    part, pieces = pickle.loads(packed)
+    nodes: list = []
+    for piece in pieces:
+        defer()
+        nodes += pickle.loads(piece)
+    part["nodes"] = nodes
+    return part
 
 
 def _index_later_range(source: TraceFile, start: int, end: int | None) -> dict:
@@ -198,7 +217,7 @@ def _fork(work) -> tuple[int, object]:
     if pid == 0:  # the child: do its part and send it back
         status = 1
         try:
-            _quiet_child()
+            quiet_child()
             os.close(read_fd)
             result = work()
             with os.fdopen(write_fd, "wb") as out:
@@ -223,8 +242,8 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     asked = _ASKED.pop(source.path, None)
     if asked is None or asked.key != _asked_key(source, first, step):
         if asked is not None and asked.pool is not None:  # asked for otherwise: not these parts
-            _POOLS.discard(asked.pool)
-            _stop_workers(asked.pool)
+            POOLS.discard(asked.pool)
+            stop_workers(asked.pool)
             asked.pool.shutdown(wait=False, cancel_futures=True)
         asked = _ask_pool(source, workers, first, step)
     pool, starts, futures = asked.pool, asked.starts, asked.futures
@@ -248,7 +267,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
                 except FuturesTimeout:
                     continue
             defer()
-            part = pickle.loads(part)
+            part = unpacked(part, defer)
             defer()
             with index.lock:
                 source.close_open_at(start)
@@ -256,13 +275,10 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
             progress()
         finished = True
     finally:
-        _POOLS.discard(pool)
+        POOLS.discard(pool)
         if not finished:
-            _stop_workers(pool)
+            stop_workers(pool)
         pool.shutdown(wait=False, cancel_futures=True)
-
-
-_POOLS: set = set()  # the pools indexing now
 
 
 class AskedParts(NamedTuple):
@@ -292,12 +308,12 @@ def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> 
     while (following := next_envelope(source, starts[-1] + step)) is not None:
         starts.append(following)
     ends = starts[1:] + [None]
-    pool = _pool(workers or min(POOL_WORKERS, processes()))
-    with _stdio_with_file_descriptors():  # (its processes start at the first submits)
+    pool = new_pool(workers or min(POOL_WORKERS, processes()))
+    with stdio_with_file_descriptors():  # (its processes start at the first submits)
         futures = [pool.submit(index_range_packed, source.path, a, b, source.verify_md5,
                                source.rank_from_name, (source.pid, source.started))
                    for a, b in zip(starts, ends)]
-    _below_the_explorer(pool)
+    below_the_explorer(pool)
     return AskedParts(key, pool, starts, futures)
 
 
@@ -307,137 +323,3 @@ def start_early(source: TraceFile, workers: int | None = None, first: int = 8 <<
     it had, and the tree was whole 2.0-2.3 s after the start. `index_with_pool` takes them,
     if the file is indexed the same way; a pool nobody takes is stopped at exit (stop_pools)."""
     _ASKED[source.path] = _ask_pool(source, workers, first, step)
-
-
-# What the pool's processes need, imported once in the forkserver they fork from: each of them
-# imported it anew (0.25 s, two at once, on the way to their first part).
-_PRELOAD = ["tlview.model.parallel"]
-
-
-def _context():
-    """Where the pool's processes come from: a forkserver that imported what they need once."""
-    import multiprocessing
-
-    if "forkserver" not in multiprocessing.get_all_start_methods():
-        return multiprocessing.get_context("spawn")
-    context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(_PRELOAD)
-    return context
-
-
-def start_forkserver() -> None:
-    """Start the pool's forkserver now, before it is needed: it imports what the pool's processes
-    need while the explorer starts (imports Textual, draws its first screen), and the pool's
-    first part starts at once (it started 250 ms after the indexing, on 10,000 compile ids)."""
-    context = _context()
-    if context.get_start_method() == "forkserver":
-        from multiprocessing import forkserver
-
-        with _stdio_with_file_descriptors():  # (it starts multiprocessing's resource tracker too)
-            forkserver.ensure_running()
-
-
-def _pool(workers: int):
-    """A process pool (imported only now: the first screen needs the first range, not the
-    pool); its processes start at the first submit."""
-    from concurrent.futures import ProcessPoolExecutor
-
-    with _stdio_with_file_descriptors():  # (its queues start multiprocessing's resource tracker)
-        pool = ProcessPoolExecutor(workers, mp_context=_context(), initializer=_pool_worker,
-                                   initargs=(os.getpid(),))
-    _POOLS.add(pool)
-    return pool
-
-
-POOL_NICENESS = 10
-
-
-def _below_the_explorer(pool) -> None:
-    """The pool's processes (and the forkserver they fork from) yield the CPU to the explorer
-    they work for. On 2 cores two busy children took the cores from the UI process: while 10,000
-    compile ids came in, a frame took 40-66 ms (15-25 ms after), and keys 150-220 ms. Set from
-    here as soon as they exist: they start (imports) at once, before any initializer of theirs."""
-    from multiprocessing import forkserver
-
-    pids = [*getattr(pool, "_processes", {}).keys(),
-            getattr(getattr(forkserver, "_forkserver", None), "_forkserver_pid", None)]
-    for pid in pids:
-        if pid:
-            try:
-                os.setpriority(os.PRIO_PROCESS, pid, max(os.getpriority(os.PRIO_PROCESS, pid), POOL_NICENESS))
-            except OSError:
-                pass  # gone already, or not ours to change
-
-
-def stop_pools() -> None:
-    """End every pool's processes now, from any thread: tlview is leaving without waiting for
-    its indexing thread (a signal's deadline passed), and they would index on for seconds."""
-    for pool in list(_POOLS):
-        try:
-            _stop_workers(pool)
-        except (RuntimeError, OSError):  # (its processes changing meanwhile)
-            pass
-
-
-def _stop_workers(pool) -> None:
-    """End the pool's processes now (quitting, or a part failed): at exit Python would otherwise
-    wait for each to finish the part it is indexing (a second or more). Before shutdown(), which
-    forgets them."""
-    terminate = getattr(pool, "terminate_workers", None)  # Python 3.14
-    if terminate is not None:
-        terminate()
-        return
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
-        process.kill()
-
-
-def _quiet_child() -> None:
-    """An indexing child leaves signals to its parent: Ctrl-C, a closed terminal or a closed pipe
-    end it without a traceback (its parent says what happened)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 2)
-    os.close(devnull)
-
-
-def _pool_worker(explorer: int) -> None:
-    """A pool's process: quiet, and it ends when the explorer that asked for its parts is gone.
-    Its parts are asked for before the explorer handles signals (parallel.start_early): killed
-    then, the explorer left its workers blocked for good on a result nobody reads (the pool's
-    queues are shared by its workers, so no write ever fails), and their forkserver with them."""
-    _quiet_child()
-    threading.Thread(target=_end_with, args=(explorer,), daemon=True, name="end-with-explorer").start()
-
-
-def _end_with(pid: int) -> None:
-    try:  # the kernel tells when it ends (Linux 5.3), else a look now and then
-        select.select([os.pidfd_open(pid)], [], [])
-    except (AttributeError, OSError):
-        while True:
-            time.sleep(0.25)
-            try:
-                os.kill(pid, 0)
-            except ProcessLookupError:
-                break
-            except OSError:
-                pass
-    os._exit(0)
-
-
-@contextmanager
-def _stdio_with_file_descriptors():
-    """multiprocessing starts its helper processes with sys.stderr's file descriptor; Textual
-    replaces sys.stdout/sys.stderr with objects that have none while an app runs."""
-    saved = sys.stdout, sys.stderr
-    for name in ("stdout", "stderr"):
-        try:
-            usable = getattr(sys, name).fileno() >= 0  # Textual's capture answers -1
-        except (AttributeError, OSError, ValueError):
-            usable = False
-        if not usable:
-            setattr(sys, name, getattr(sys, f"__{name}__") or open(os.devnull, "w"))
-    try:
-        yield
-    finally:
-        sys.stdout, sys.stderr = saved

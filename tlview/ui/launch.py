@@ -21,7 +21,7 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from tlview.model import parallel
+from tlview.model.pool import stop_pools
 from tlview.model.filters import Filter
 from tlview.ui.app import TlviewApp
 
@@ -137,7 +137,7 @@ def _end_after_grace(told: int, modes) -> None:
 
 
 def _leave_things_clean(modes) -> None:
-    parallel.stop_pools()  # else they index on, alone, for seconds
+    stop_pools()  # else they index on, alone, for seconds
     try:
         fd = os.open("/dev/tty", os.O_WRONLY | os.O_NONBLOCK | os.O_NOCTTY)
     except OSError:
