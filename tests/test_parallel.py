@@ -174,7 +174,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     source = checked.add_log(log)
     source.size = early.size
     parallel.index_with_pool(checked, source, lambda: None, lambda: False, first=first, step=step)
-    assert len(asked) == 3 and pool not in parallel._POOLS  # asked anew; the first ones stopped
+    assert len(asked) == 3 and pool not in parallel.POOLS  # asked anew; the first ones stopped
     assert build_summary(checked)["compiles"] == build_summary(single)["compiles"]
 
 
@@ -196,7 +196,8 @@ def test_a_big_file_of_another_rank_s_records_tells_its_rank_mismatch_once(tmp_p
 def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, monkeypatch):
     """The explorer's keys first (#26): a pool part reaches the explorer as bytes (its result
     thread unpickled a part in 11-105 ms at moments of its own, holding the GIL); the indexing
-    thread unpickles it after `defer()`, which waits while a key comes first."""
+    thread unpickles it after `defer()`, which waits while a key comes first, and its compile ids
+    in pieces of PACKED_NODES, each after a `defer()` (a whole part held the GIL 11-18 ms)."""
     import pickle
 
     from tlview.model.index import Index
@@ -210,6 +211,9 @@ def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, mo
     parallel.start_early(early, first=first, step=step)
     parts = parallel._ASKED[str(path)].futures
     assert all(isinstance(f.result(timeout=60), bytes) for f in parts)
+    pieces = [pickle.loads(f.result())[1] for f in parts]
+    nodes = [len(pickle.loads(piece)) for each in pieces for piece in each]
+    assert max(nodes) <= parallel.PACKED_NODES and sum(nodes) > len(parts)  # (compile ids in each part)
 
     events = []
     loads = pickle.loads
@@ -219,7 +223,7 @@ def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, mo
     source.size = early.size
     parallel.index_with_pool(index, source, lambda: None, lambda: False, first=first, step=step,
                              defer=lambda: events.append("deferred"))
-    assert events.count("unpickled") == len(parts)
+    assert events.count("unpickled") == len(parts) + sum(map(len, pieces))
     assert all(events[i - 1] == "deferred" for i, e in enumerate(events) if e == "unpickled")
     assert build_summary(index) == build_summary(open_index(str(path), parallel_ok=False))
 
@@ -245,3 +249,34 @@ def test_an_export_failure_in_a_later_range_is_the_export_s_as_in_one_process(tm
             [(f, rec) for f, (_, rec) in node.export_failures]
         assert all(source is split.sources[0] for _, (source, _) in merged.export_failures)
     assert build_summary(split) == build_summary(single)
+
+
+def test_a_packed_part_unpacks_piece_by_piece_to_the_part(tmp_path, monkeypatch):
+    """A part's compile ids are pickled in pieces of PACKED_NODES: unpacked with a `defer()`
+    before each, they are the part's, in order, and the part merges as it would whole."""
+    from tlview.model.index import Index
+    from tlview.source.discover import find_logs
+
+    monkeypatch.setattr(parallel, "PACKED_NODES", 2)
+    path = _big_trace(tmp_path)
+    log = find_logs(str(path))[0][0]
+    source = Index().add_log(log)
+    source.size = path.stat().st_size
+    source.peek_process()
+    args = (str(path), 0, None, False, None, (source.pid, source.started))
+    packed = parallel.index_range_packed(*args)
+    whole = parallel.index_range(*args)
+    deferred = []
+    part = parallel.unpacked(packed, lambda: deferred.append(1))
+    assert len(whole["nodes"]) > 4 and len(deferred) == -(-len(whole["nodes"]) // 2)
+    assert [(n.group, n.cid, len(n.artifacts)) for n in part["nodes"]] == \
+        [(n.group, n.cid, len(n.artifacts)) for n in whole["nodes"]]
+    assert set(part) == set(whole)
+    for key in ("file", "contexts", "problems", "told", "unknown_kinds", "cache_events"):
+        assert part[key] == whole[key], key
+    merged = Index()
+    one = merged.add_log(log)
+    one.size = source.size
+    one.peek_process()
+    merged.merge_part(one, part)
+    assert build_summary(merged) == build_summary(open_index(str(path), parallel_ok=False))

@@ -52,7 +52,11 @@ class IndexParts:
         called between nodes now and then: it returns when this thread may go on (a key pressed
         in the explorer comes first)."""
         with self.lock:
-            context_map = [self.code_for(group, cid, source) for group, cid in part["contexts"]]
+            context_map = []  # (each new compile id's node made here: 15 ms for a part of 1,000)
+            for i, (group, cid) in enumerate(part["contexts"]):
+                if i % PAUSE_EVERY == PAUSE_EVERY - 1:
+                    pause()
+                context_map.append(self.code_for(group, cid, source))
             late: list[tuple[int, str, str]] = []  # what only the whole file tells
             # a file's rank mismatch is told once (one process tells it at its first such record;
             # each later range of a big file told it again)
