@@ -24,6 +24,12 @@ def _ranks_read_backwards(folder):
     return folder
 
 
+async def shown_whole(app, pilot) -> None:
+    """The logs read, the backlog shown, the panes' loaders done."""
+    await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
+    await ready(app, pilot)
+
+
 def _widget_keys(tree) -> list:
     keys, stack = [], list(reversed(tree.root.children))
     while stack:
@@ -119,8 +125,7 @@ async def test_the_views_after_a_slice_come_in_a_callback_of_their_own(tmp_path,
     folder = _ranks_read_backwards(tmp_path)
     app = TlviewApp(str(folder))
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
-        await ready(app, pilot)
+        await shown_whole(app, pilot)
         assert after_a_slice and not any(after_a_slice)
         assert app.facts.totals.compile_ids == json_for(str(folder))["totals"]["compile_ids"]
 
@@ -391,8 +396,7 @@ async def test_frames_collapsed_past_the_limit_send_no_message_each(monkeypatch)
     monkeypatch.setattr(frame_tree.FrameTree, "post_message", post)
     app = TlviewApp(str(RANKS4))
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
-        await ready(app, pilot)
+        await shown_whole(app, pilot)
         tree = app.tree
         assert tree._collapsed_big
         cursor_path = set()
@@ -629,8 +633,7 @@ async def test_ranks_coming_in_order_keep_the_lines_laid_out_before(tmp_path, mo
     monkeypatch.setattr(FrameTree, "_build", build)
     app = TlviewApp(str(tmp_path))
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
-        await ready(app, pilot)
+        await shown_whole(app, pilot)
         tree = app.tree
         whole = [e.key for e in TreeModel(open_index(str(tmp_path))).walk()]
         drawn = [tree.get_node_at_line(number) for number in range(tree.last_line + 1)]
@@ -732,8 +735,7 @@ async def test_the_status_line_and_tree_note_lay_the_screen_out_only_when_their_
     folder = _ranks_read_backwards(tmp_path)
     app = TlviewApp(str(folder))
     async with app.run_test(size=(150, 45)) as pilot:
-        await until(pilot, lambda: app.facts.finished and app.facts.shown_all, what="the backlog shown")
-        await ready(app, pilot)
+        await shown_whole(app, pilot)
         assert len([u for u in updates if u[0] == "status"]) >= 3  # (the line changed as it filled)
         assert ("status", True) not in updates
         assert not [u for u in updates if u[0] == "tree-note"]  # nothing to say: never drawn

@@ -56,7 +56,7 @@ def tab_labels(width: int, active: str) -> list[str]:
 # The Summary (shown first) and the Graphs pane (its Select must not be mounted while the app
 # ends: it queries its overlay as it mounts) are composed with the app; the others just after.
 COMPOSED_FIRST = ("summary", "graphs")
-MOUNT_LATER = 0.25  # seconds between two looks at whether the other panes may be mounted
+MOUNT_LATER = 0.1  # seconds between two looks at whether the other panes may be mounted
 
 
 class DetailPane(Vertical):
@@ -102,6 +102,10 @@ class DetailPane(Vertical):
             holder, tab_id, pane = unmounted[0]
             await holder.mount(pane(id=f"{tab_id}-pane"))
             self.call_after_refresh(self._mount_next_pane)
+
+    @property
+    def all_mounted(self) -> bool:
+        return not self._unmounted()
 
     def _mount_pane(self, tab_id: str) -> None:
         """This pane, now (asked for before its turn)."""
