@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from conftest import CORPUS, json_for, run_cli
+from conftest import CORPUS, GENERATED, json_for, run_cli
 from tlview.model import indexing, parallel
 from tlview.model.index import Index
 from tlview.model.indexing import Indexer, open_index
@@ -338,3 +338,43 @@ def test_the_parallel_paths_agree_with_one_process(tmp_path, monkeypatch):
     for index in (one, forked, pooled):
         written = write_perfetto(index, io.BytesIO())
         assert (written.total, written.skipped) == (events, 0)
+
+
+def test_repeated_records_payloads_are_checked_as_any_other(tmp_path, monkeypatch):
+    """Records that repeat their envelope but for the time and md5 (chromium events) are read by
+    a fast path, which checks a payload followed by the next envelope where it is. Whatever is
+    odd in one of them is told as for any record: a wrong md5, a line after the payload that is
+    neither payload nor envelope (the record ends above it); a TAB inside a line is kept, its
+    md5 right (the exact decoder's); the rest count as checked."""
+    import hashlib
+
+    rank0 = next((GENERATED / "dist215" / "diverge4" / "trace").glob("*rank_0_*.log")).read_bytes()
+    record = re.search(rb'(?m)^V[^\n]*\{"chromium_event": \{\}[^\n]*\n(?:\t[^\n]*\n)+', rank0).group(0)
+    envelope, payload = record.split(b"\n", 1)
+
+    def event(body: bytes, md5: bytes | None = None) -> bytes:
+        text = b"\n".join(line[1:] for line in body[:-1].split(b"\n"))  # as torch writes it
+        return envelope[:-34] + (md5 or hashlib.md5(text).hexdigest().encode()) + b'"}\n' + body
+
+    good = event(payload)
+    wrong_md5 = event(payload, hashlib.md5(b"something else").hexdigest().encode())
+    garbage_after = event(payload) + b"not a record line\n"
+    tab_inside = event(payload.replace(b'"name"', b'"na\tme"', 1))
+    records = [good] * 3 + [wrong_md5, good, garbage_after, good, tab_inside] + [good] * 2
+    path = tmp_path / "dedicated_log_torch_trace_rank_0_fast.log"
+    path.write_bytes(b"".join(records))
+    from tlview.source import record_ends
+
+    closed_after = []  # records checked as open records closed by the next envelope
+    whole_payload = record_ends.whole_payload
+    monkeypatch.setattr(record_ends, "whole_payload",
+                        lambda *a: closed_after.append(1) or whole_payload(*a))
+    index = open_index(str(path), verify_md5=True, parallel_ok=False)
+    source = index.sources[0]
+    assert len(closed_after) == 4  # the first (the fast path learns from it) and the three odd ones
+    starts = [sum(map(len, records[:i])) for i in range(len(records))]
+    assert list(source.offsets) == starts
+    assert [(p.kind, p.offset) for p in index.problems] == [
+        ("md5 mismatch", starts[3]), ("bad line", starts[5] + len(good))]
+    assert (source.md5_ok, source.md5_bad) == (9, 1)
+    assert b"na\tme" in source.load_payload(7).text.encode()

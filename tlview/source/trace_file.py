@@ -18,6 +18,7 @@ matches, or the file is finished.
 from __future__ import annotations
 
 from array import array
+from hashlib import md5
 from typing import Protocol
 
 from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
@@ -158,6 +159,20 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                 kinds_append(code)
                 contexts_append(ctx)
                 if verify:
+                    # Its payload, when the next envelope follows it in this block, is checked
+                    # here, as whole_payload checks it (every payload line starts with a TAB: the
+                    # first "\nV" ends it; anything else changes the text, so the md5, and goes
+                    # the usual way). As an open record closed by the next envelope, with each
+                    # "V" inside its lines looked at, it took 6-7 µs of Python, 146 times in each
+                    # of 1,024 rank files.
+                    end = find(b"\nV", eol, cut)
+                    if end > eol and data[eol + 1] == 9 and \
+                            (text := data[eol + 1:end].replace(b"\t", b"")).find(b"\r") < 0 and \
+                            md5(text).hexdigest().encode() == data[eol - 34:eol - 2]:
+                        self.md5_ok += 1
+                        self._verified_rec = len(self.offsets) - 1
+                        p = end + 1  # the next envelope
+                        continue
                     self._open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
                                             self.kind_names[code], None, ctx,
                                             data[eol - 34:eol - 2].decode("ascii", "replace"), False)
