@@ -18,11 +18,10 @@ matches, or the file is finished.
 from __future__ import annotations
 
 from array import array
-from hashlib import md5
 from typing import Protocol
 
 from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
-from tlview.source.payload import decode_file_region
+from tlview.source.payload import decode_file_region, whole_payload
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
 from tlview.source.record_ends import OpenRecord, RecordEnds
@@ -160,15 +159,14 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                 contexts_append(ctx)
                 if verify:
                     # Its payload, when the next envelope follows it in this block, is checked
-                    # here, as whole_payload checks it (every payload line starts with a TAB: the
-                    # first "\nV" ends it; anything else changes the text, so the md5, and goes
-                    # the usual way). As an open record closed by the next envelope, with each
-                    # "V" inside its lines looked at, it took 6-7 µs of Python, 146 times in each
-                    # of 1,024 rank files.
+                    # here by whole_payload (every payload line starts with a TAB: the first "\nV"
+                    # ends it; anything else changes the text, so the md5, and goes the usual
+                    # way). As an open record closed by the next envelope, with each "V" inside
+                    # its lines looked at, it took 6-7 µs of Python, 146 times in each of 1,024
+                    # rank files.
                     end = find(b"\nV", eol, cut)
-                    if end > eol and data[eol + 1] == 9 and \
-                            (text := data[eol + 1:end].replace(b"\t", b"")).find(b"\r") < 0 and \
-                            md5(text).hexdigest().encode() == data[eol - 34:eol - 2]:
+                    if end > eol and whole_payload(data, eol + 1, end + 1,
+                                                   data[eol - 34:eol - 2].decode("ascii", "replace")) is not None:
                         self.md5_ok += 1
                         self._verified_rec = len(self.offsets) - 1
                         p = end + 1  # the next envelope
