@@ -350,3 +350,45 @@ def test_an_unreadable_file_is_noted(truth):
         shutil.rmtree(folder, ignore_errors=True)
     assert len(doc["compiles"]) == len(truth["compiles"])
     assert f"{locked}: not readable (permission denied), skipped" in doc["notes"]
+
+
+def _all_fixture_logs() -> list[Path]:
+    from conftest import FIXTURES
+    return sorted(p for p in FIXTURES.rglob("*") if p.is_file() and p.suffix in (".log", ".txt", ".json", ""))
+
+
+@pytest.mark.parametrize("head", [
+    # the line that tells starts before the first read's end and ends after it
+    lambda: b"\t" * 1 + b"x" * 4000 + b"\n" + _first_record(TRACE.read_bytes()),
+    # only payload-like lines in the first read; the trace line comes after
+    lambda: b"\tpayload line\n" * 400 + _first_record(TRACE.read_bytes()),
+    # 200 lines that tell nothing in the first read: the 201st line must not count
+    lambda: b"x\n" * 200 + _first_record(TRACE.read_bytes()),
+    lambda: b"x\n" * 199 + _first_record(TRACE.read_bytes()),
+    # no LF in the first read at all (bare CR line ends)
+    lambda: _first_record(TRACE.read_bytes()).replace(b"\n", b"\r") * 40,
+    # text whose first read holds a traceback but no log line
+    lambda: b"Traceback (most recent call last)\n" + b"  File x\n" * 600
+            + b"torch._dynamo.exc.Unsupported: boom\n",
+])
+def test_the_sniff_read_in_two_steps_tells_what_the_whole_head_tells(tmp_path, head):
+    from tlview.source.discover import SNIFF_BYTES, read_head, sniff_bytes, sniff_file
+
+    path = tmp_path / "head.log"
+    path.write_bytes(head())
+    kind, _ = sniff_file(str(path))
+    assert kind == sniff_bytes(read_head(str(path)))
+    assert len(read_head(str(path))) <= SNIFF_BYTES
+
+
+def test_the_sniff_read_in_two_steps_agrees_on_every_fixture_file():
+    from tlview.source.discover import read_head, sniff_bytes, sniff_file
+
+    files = _all_fixture_logs()
+    assert len(files) > 100
+    told = {}
+    for path in files:
+        kind, _ = sniff_file(str(path))
+        assert kind == sniff_bytes(read_head(str(path))), path
+        told[kind] = told.get(kind, 0) + 1
+    assert told.get("trace", 0) > 50 and told.get("text", 0) > 10 and told.get(None, 0) > 10, told

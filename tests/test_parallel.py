@@ -3,6 +3,10 @@ one-process index."""
 
 from __future__ import annotations
 
+import pickle
+import re
+import time
+
 import pytest
 
 from conftest import CORPUS, GENERATED
@@ -280,3 +284,93 @@ def test_a_packed_part_unpacks_piece_by_piece_to_the_part(tmp_path, monkeypatch)
     one.peek_process()
     merged.merge_part(one, part)
     assert build_summary(merged) == build_summary(open_index(str(path), parallel_ok=False))
+
+
+def _ranks_folder(tmp_path, copies_of: list[bytes]) -> None:
+    for rank, data in enumerate(copies_of):
+        (tmp_path / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(data)
+
+
+def _folder_split_only(monkeypatch, folder) -> None:
+    """The folder worth several processes, and none of its files alone."""
+    monkeypatch.setattr(indexing, "PARALLEL_BYTES", max(p.stat().st_size for p in folder.iterdir()) + 1)
+
+
+def _with_frames_moved(data: bytes, by: int) -> bytes:
+    """The trace with each envelope's frame id moved by `by`: other compile ids, same payloads."""
+    return re.sub(rb'(?m)^(V[^\n]*"frame_id": )(\d+)', lambda m: m.group(1) + str(int(m.group(2)) + by).encode(), data)
+
+
+def test_a_slow_child_takes_fewer_files_and_the_index_is_one_process_s(tmp_path, monkeypatch):
+    """The files are shared out as the processes go (not cut in halves up front): a child slowed
+    down leaves most files to this process, and the merged index is still one process's."""
+    ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))
+    _ranks_folder(tmp_path, [p.read_bytes() for p in ranks] * 4)
+    monkeypatch.setenv("TLVIEW_PROCESSES", "2")
+    _folder_split_only(monkeypatch, tmp_path)
+    single = build_summary(open_index(str(tmp_path), parallel_ok=False, verify_md5=True))
+    index_range = parallel.index_range
+
+    def slow(*args):  # (runs in the child only: this process reads its files into the index)
+        time.sleep(0.2)
+        return index_range(*args)
+
+    monkeypatch.setattr(parallel, "index_range", slow)
+    read_here = []
+    split_files = parallel.index_files_split
+    monkeypatch.setattr(parallel, "index_files_split", lambda *a: read_here.append(split_files(*a)))
+    split = open_index(str(tmp_path), parallel_ok=True, verify_md5=True)
+    assert not split.notes
+    assert read_here and read_here[0] >= 12, read_here  # of 16: the child did 1-4
+    assert build_summary(split) == single
+
+
+def test_a_child_that_fails_after_some_files_leaves_the_rest_to_this_process(tmp_path, monkeypatch):
+    ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))
+    _ranks_folder(tmp_path, [p.read_bytes() for p in ranks] * 3)
+    monkeypatch.setenv("TLVIEW_PROCESSES", "2")
+    _folder_split_only(monkeypatch, tmp_path)
+    single = build_summary(open_index(str(tmp_path), parallel_ok=False))
+    index_range, calls = parallel.index_range, []
+
+    def fails_at_the_second(*args):  # (in the child: this process reads its files into the index)
+        calls.append(args)
+        if len(calls) == 2:
+            raise RuntimeError("boom")
+        time.sleep(0.05)  # this process takes its share meanwhile
+        return index_range(*args)
+
+    monkeypatch.setattr(parallel, "index_range", fails_at_the_second)
+    split = open_index(str(tmp_path), parallel_ok=True)
+    # the file it failed on, and the one given to it next if it was given one by then
+    assert len(split.notes) == 1 and re.fullmatch(
+        r"(1 file|2 files): indexed in one process \(an indexing child process failed\)", split.notes[0])
+    assert build_summary(split)["compiles"] == single["compiles"]
+
+
+def test_a_part_bigger_than_a_pipe_comes_whole(tmp_path, monkeypatch):
+    """A child's part of many compile ids is bigger than a pipe holds (64 KiB): it comes whole,
+    as it is sent. (Each file under indexing.CHUNK: one process reads bigger files a CHUNK at a
+    time, in turns, so their compile ids come in another order.)"""
+    data = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    big = b"".join(_with_frames_moved(data, 1000 * k) for k in range(4))
+    assert len(big) < indexing.CHUNK
+    _ranks_folder(tmp_path, [big, data, big, data])
+    monkeypatch.setenv("TLVIEW_PROCESSES", "3")
+    _folder_split_only(monkeypatch, tmp_path)
+    part = parallel.index_range(str(tmp_path / "dedicated_log_torch_trace_rank_0_x.log"), 0, None, True, None,
+                                (None, ""))
+    assert len(pickle.dumps(part, protocol=pickle.HIGHEST_PROTOCOL)) > 128 << 10
+    single = build_summary(open_index(str(tmp_path), parallel_ok=False, verify_md5=True))
+    split = open_index(str(tmp_path), parallel_ok=True, verify_md5=True)
+    assert not split.notes
+    assert build_summary(split) == single
+    assert len(single["compiles"]) > 100
+
+
+def test_a_record_kind_unpickles_as_the_registry_s_own():
+    from tlview.model.registry import KINDS
+
+    for kind in [*KINDS.kinds, KINDS.unknown, KINDS.unknown_artifact, KINDS.cache, KINDS.text_log]:
+        assert pickle.loads(pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL)) is kind
+        assert len(pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL)) < 120 + len(kind.name)

@@ -4,7 +4,8 @@ lines) into its own Index, exports it as plain data, and the parent merges the p
 
 - `index_split` (headless, no other thread): this process reads the first range while forked
   children (one per core, up to 8) read the others; a fork starts at once. `index_files_split`
-  does the same for a folder of files (ranks): the first files here, the others in the children.
+  does it for a folder of files (ranks), shared out a file at a time as the processes go: this
+  process from the first file on, the children from the last back (`sharing.shared_out`).
 - `index_with_pool` (the TUI, threads running, so no fork): a forkserver/spawn pool indexes ranges
   while the UI thread stays free; the first range is indexed here for a fast first screen.
 """
@@ -14,13 +15,13 @@ from __future__ import annotations
 import gc
 import os
 import pickle
-import signal
 import sys
 from typing import NamedTuple
 
 from tlview.model.index import Index
-from tlview.model.pool import (POOLS, below_the_explorer, new_pool, quiet_child, stdio_with_file_descriptors,
+from tlview.model.pool import (POOLS, below_the_explorer, new_pool, stdio_with_file_descriptors,
                                stop_workers)
+from tlview.model.sharing import FileShare, shared_out
 from tlview.source.trace_file import TraceFile
 
 
@@ -110,125 +111,103 @@ def next_envelope(source: TraceFile, at: int) -> int | None:
 
 
 def index_split(index: Index, source: TraceFile) -> None:
-    """Index `source` (not read yet) in equal ranges cut at envelope lines: the first here, each
-    other one in a forked child; merged in file order."""
-    # (measured with two: the children's pickling is small; equal ranges finish together)
+    """Index `source` (not read yet) over several processes, in about equal byte ranges cut at
+    envelope lines (`_RangeShare`): this process reads the first, forked children the others;
+    their parts are merged in file order."""
     count = processes()
-    cuts: list[int] = []
-    for i in range(1, count):
-        at = next_envelope(source, source.size * i // count)
-        if at is not None and (not cuts or at > cuts[-1]):
-            cuts.append(at)
     source.peek_process()
-    if not cuts:
+
+    def here(piece: tuple[int, int]) -> None:
+        end = piece[1]
+        index.feed(source, limit=None if end >= source.size else end - source.scanned_to)
+
+    def part(piece: tuple[int, int]) -> dict:
+        start, end = piece
+        return _index_later_range(source, start, None if end >= source.size else end)
+
+    share = _RangeShare(source, count)
+    if len(share.pieces) < 2:
         return
-
-    def here() -> None:
-        index.feed(source, limit=cuts[0])
-        source.close_open_at(cuts[0])
-
-    ranges = list(zip(cuts, [*cuts[1:], None]))
-    parts = _with_forked_children([lambda a=a, b=b: _index_later_range(source, a, b) for a, b in ranges],
-                                  here)
-    _merge_in_order(index, [source] * len(parts), parts)
-
-
-def index_files_split(index: Index, sources: list[TraceFile]) -> None:
-    """Index several trace files not read yet (a folder of ranks) over several processes: the
-    files cut into groups of about equal size, the first here, the others in forked children;
-    merged in file order, as one process would."""
-    count = min(processes(), len(sources))
-    total = sum(source.size for source in sources)
-    groups: list[list[TraceFile]] = [[]]
-    taken = 0
-    for source in sources:
-        if groups[-1] and taken * count >= total * len(groups) and len(groups) < count:
-            groups.append([])
-        groups[-1].append(source)
-        taken += source.size
-    mine, theirs = groups[0], groups[1:]
-    if not theirs:
+    parts, _ = shared_out(count - 1, share, here, part)
+    at = share.theirs_from
+    if at >= source.size:
         return
-
-    def child(files: list[TraceFile]) -> list[dict]:
-        return [index_range(s.path, 0, None, s.verify_md5, s.rank_from_name, (None, "")) for s in files]
-
-    def here() -> None:
-        for source in mine:
-            index.feed(source)
-
-    results = _with_forked_children([lambda g=g: child(g) for g in theirs], here)
-    files = [s for group in theirs for s in group]
-    parts = []
-    for group, result in zip(theirs, results):  # a failed child: its files and the rest stay unread
-        if result is None:
+    source.close_open_at(at)  # their first range's first envelope ends our last record
+    for start, end in sorted(parts):
+        if start != at:
             break
-        parts += result
-    _merge_in_order(index, files[:len(parts)], parts)
-    if len(parts) < len(files):
+        index.merge_part(source, parts.pop((start, end)))
+        at = end
+    if at < source.size:  # a child failed: the rest is read here, now (before other files: their order)
+        index.feed(source)
         raise OSError("an indexing child process failed")
 
 
-def _merge_in_order(index: Index, sources: list[TraceFile], parts: list) -> None:
-    """Merge parts in file order up to the first one a child failed to make; the caller's next
-    refresh() reads the rest in this process."""
-    for source, part in zip(sources, parts):
-        if part is None:
-            raise OSError("an indexing child process failed")
-        index.merge_part(source, part)
+def index_files_split(index: Index, sources: list[TraceFile]) -> int:
+    """Index several trace files not read yet (a folder of ranks) over several processes, a file
+    at a time (`sharing.FileShare`), merged in file order as one process would. The files a failed
+    child took are read here. Returns how many files were read here."""
+    count = min(processes(), len(sources))
+    if count < 2:
+        return 0
+
+    def here(piece: tuple[int, int]) -> None:
+        index.feed(sources[piece[0]])
+
+    def part(piece: tuple[int, int]) -> dict:
+        source = sources[piece[0]]
+        return index_range(source.path, 0, None, source.verify_md5, source.rank_from_name, (None, ""))
+
+    share = FileShare(len(sources))
+    parts, failed = shared_out(count - 1, share, here, part)
+    read_here = 0
+    for number in range(share.first, len(sources)):  # the children's files, in file order
+        got = parts.pop((number, number + 1), None)
+        if got is not None:
+            index.merge_part(sources[number], got)
+        else:
+            index.feed(sources[number])
+            read_here += 1
+    if failed or read_here:
+        files = f"{read_here:,} file{'' if read_here == 1 else 's'}"
+        index.notes.append(f"{files}: indexed in one process (an indexing child process failed)")
+    return share.first + read_here
 
 
-def _with_forked_children(child_works: list, own_work) -> list:
-    """Run each of `child_works` in a forked child while this process runs `own_work`; return
-    what each child's work returned (pickled through a pipe), None for a child that failed."""
-    gc.freeze()  # the children then touch no page of ours to collect garbage (fewer copy-on-write)
-    children = []
-    try:
-        for work in child_works:
-            children.append(_fork(work))
-    finally:
-        gc.unfreeze()
-    results: list = []
-    try:
-        own_work()
-        for pid, inp in children:
-            try:
-                results.append(pickle.load(inp))
-            except (EOFError, pickle.UnpicklingError):
-                results.append(None)
-    except BaseException:
-        # Ctrl-C, or a failure here: no child may outlive us (nor block writing its part).
-        for pid, _ in children:
-            os.kill(pid, signal.SIGKILL)
-        raise
-    finally:
-        for i, (pid, inp) in enumerate(children):
-            inp.close()
-            _, status = os.waitpid(pid, 0)
-            if status != 0 and i < len(results):
-                results[i] = None
-    return results
+class _RangeShare:
+    """Byte ranges of one file, one a process, about equal, cut at envelope lines. (Cut finer
+    and shared out as taken, they cost more than they saved: each range starts a child's caches
+    cold, 4 MB ones cost it 15% more, and 100 MB took 10 ms longer.)"""
 
+    queued = 1  # ranges given to a child at once
 
-def _fork(work) -> tuple[int, object]:
-    """A forked child that runs `work` and pickles its result into a pipe: (pid, the pipe's end)."""
-    read_fd, write_fd = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: do its part and send it back
-        status = 1
-        try:
-            quiet_child()
-            os.close(read_fd)
-            result = work()
-            with os.fdopen(write_fd, "wb") as out:
-                pickle.dump(result, out, protocol=pickle.HIGHEST_PROTOCOL)
-            status = 0
-        except BaseException:  # noqa: BLE001 - the parent indexes the rest itself
-            pass
-        finally:
-            os._exit(status)
-    os.close(write_fd)
-    return pid, os.fdopen(read_fd, "rb")
+    def __init__(self, source: TraceFile, count: int) -> None:
+        starts = [0]
+        for i in range(1, count):
+            at = next_envelope(source, source.size * i // count)
+            if at is not None and at > starts[-1]:
+                starts.append(at)
+        self.pieces = list(zip(starts, [*starts[1:], source.size]))
+        self.first = 0  # pieces [0, first) are this process's
+        self.last = len(self.pieces)  # pieces [last, count) are the children's
+        self.size = source.size
+
+    @property
+    def theirs_from(self) -> int:
+        """The byte where the children's ranges start."""
+        return self.pieces[self.first][0] if self.first < len(self.pieces) else self.size
+
+    def take_first(self) -> tuple[int, int] | None:
+        if self.first >= self.last:
+            return None
+        self.first += 1
+        return self.pieces[self.first - 1]
+
+    def take_last(self) -> tuple[int, int] | None:
+        if self.first >= self.last:
+            return None
+        self.last -= 1
+        return self.pieces[self.last]
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int | None = None,

@@ -14,7 +14,6 @@ from bisect import bisect_left, bisect_right
 
 from tlview.model.compile_node import CompileNode
 from tlview.model.handlers import started_again
-from tlview.model.registry import KINDS
 
 
 PAUSE_EVERY = 128  # nodes merged (about 2 ms) between two calls of a merge's pause()
@@ -108,8 +107,6 @@ class IndexParts:
         """Fold in what a later part of the same file said of this compile id."""
         for item in later.artifacts + later.graph_breaks + later.dynamic:
             item.source, item.rec = source, item.rec + base
-        for artifact in later.artifacts:
-            artifact.kind = KINDS.named(artifact.kind.name)
         if later.start is not None:
             start = (source, later.start[1] + base)
             if node.start is None or node.is_outside:  # the first dynamo_start names it (handlers.py)

@@ -135,6 +135,7 @@ KINDS = Registry(
     cache_outcome=cache_outcome,
 )
 
+
 LAZY_KINDS = KINDS.by_reads(PLACE)
 SILENT_KINDS = frozenset(k.name for k in KINDS.kinds if k.role is Role.SILENT)
 LAZY_TEXT_CHANNELS = KINDS.lazy_text_channels()

@@ -23,6 +23,9 @@ TRACE_LINE_INSIDE = re.compile(rb"V\d{4} \d\d:\d\d:\d\d\.\d{6} \d+ [^\n]*?:\d+\]
 RANK_IN_NAME = re.compile(r"rank_(\d+)")
 DIGITS = re.compile(r"(\d+)")
 SNIFF_BYTES = 64 << 10
+# A log's kind is mostly told by its first lines: read first, and on to SNIFF_BYTES only when
+# they do not tell (64 KiB read and split of each of 1,024 rank files cost 0.13 s).
+SNIFF_FIRST = 4 << 10
 BOM = b"\xef\xbb\xbf"  # editors and some Windows tools put it before the first line
 
 # What a compressed file starts with: its format, and the tool that prints it decompressed.
@@ -53,9 +56,25 @@ class FoundLog:
 def sniff(path: str) -> str | None:
     """TRACE, TEXT or None, from the first lines of the file (never from its name)."""
     try:
-        return sniff_bytes(read_head(path))
+        return sniff_file(path)[0]
     except OSError:
         return None
+
+
+def sniff_file(path: str) -> tuple[str | None, bytes]:
+    """sniff_bytes of the file's first bytes, and the bytes read (b"" for what is not a regular
+    file). The first SNIFF_FIRST bytes are read, and the rest of SNIFF_BYTES only when their whole
+    lines do not tell: the answer is sniff_bytes's on SNIFF_BYTES either way."""
+    with open(os.open(path, os.O_RDONLY | os.O_NONBLOCK), "rb") as f:
+        if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+            return None, b""
+        head = f.read(SNIFF_FIRST)
+        if len(head) == SNIFF_FIRST:
+            kind = _kind_of_whole_lines(head)
+            if kind is not None:
+                return kind, head
+            head += f.read(SNIFF_BYTES - SNIFF_FIRST)
+        return sniff_bytes(head), head
 
 
 def read_head(path: str) -> bytes:
@@ -74,17 +93,37 @@ def sniff_bytes(head: bytes) -> str | None:
     if cr_only(head, whole=True):
         head = head.translate(CR_TO_LF)  # old Mac line ends: read as lines (reader.py)
     lines = head.removeprefix(BOM).split(b"\n")
-    for line in lines[:200]:
+    kind = _kind_of_lines(lines[:SNIFF_LINES])
+    if kind is not None:
+        return kind
+    if b"Traceback (most recent call last)" in head and any(
+            line.startswith(_TORCH_EXCEPTIONS) for line in lines):
+        return TEXT
+    return None
+
+
+SNIFF_LINES = 200
+
+
+def _kind_of_lines(lines: list[bytes]) -> str | None:
+    """TRACE or TEXT from the first line that tells."""
+    for line in lines:
         if not line.strip() or line[:1] == b"\t":
             continue
         if is_trace_line(line):
             return TRACE
         if LINE_RE.match(clean_line(line)):
             return TEXT
-    if b"Traceback (most recent call last)" in head and any(
-            line.startswith(_TORCH_EXCEPTIONS) for line in lines):
-        return TEXT
     return None
+
+
+def _kind_of_whole_lines(head: bytes) -> str | None:
+    """What sniff_bytes tells of a longer head, from this head's whole lines; None when they do
+    not tell (nor a bare CR's line ends, which have no LF: those are None too)."""
+    end = head.rfind(b"\n")
+    if end < 0:
+        return None
+    return _kind_of_lines(head[:end].removeprefix(BOM).split(b"\n", SNIFF_LINES)[:SNIFF_LINES])
 
 
 _TORCH_EXCEPTIONS = tuple(prefix.encode() for prefix in TORCH_EXCEPTIONS)
@@ -209,14 +248,13 @@ def find_logs(path: str, latest: bool = False, first_only: bool = False) -> tupl
     compressed: list[str] = []
     for candidate in candidates:
         try:
-            head = read_head(candidate)
+            kind, head = sniff_file(candidate)
         except OSError as exc:
             notes.append(f"{unreachable(candidate, exc)}, skipped")
             continue
         if not head:
             notes.append(f"{shown(candidate)}: empty file, skipped")
             continue
-        kind = sniff_bytes(head)
         if kind is None:
             if hint := compressed_hint(candidate, head):
                 compressed.append(hint)

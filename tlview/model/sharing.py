@@ -1,0 +1,184 @@
+"""Pieces of work (the files of a folder, byte ranges of a file) shared out between this process
+and forked children as they go: this process takes pieces from the front and does each where it
+is (into its index, in order), the children take them from the back and send each piece's part
+through a pipe as soon as it is made. They meet where the work ends; the caller merges the
+children's parts in order. Only where no other thread runs (a fork copies one thread)."""
+
+from __future__ import annotations
+
+import gc
+import os
+import pickle
+import select
+import signal
+
+from tlview.model.pool import quiet_child
+
+
+def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
+    """The pieces of a piece of work (files, or byte ranges of one file), each a (start, end)
+    pair, shared out as the processes go: this process takes them from the front
+    (`share.take_first()`) and does each (`here(piece)`); `children` forked children take them
+    from the back (`share.take_last()`) and send each one's part (`part(piece)`) as soon as it
+    is made. They meet where the work ends. Returns (their parts by piece, whether one failed).
+
+    Equal shares cut up front left this process idle while a child finished: one core of a host
+    runs slower for a while, and a child pickled its share only at its end (0.05-0.29 s at 1,024
+    rank files, 0.02-0.07 s of 0.24 s at 100 MB)."""
+    gc.freeze()  # the children then touch no page of ours to collect garbage (fewer copy-on-write)
+    started: list[PartsChild] = []
+    try:
+        for _ in range(children):
+            started.append(PartsChild.start(part, started))
+    finally:
+        gc.unfreeze()
+    parts: dict[tuple[int, int], dict] = {}
+    try:
+        for child in started:
+            child.give(share)
+        while (mine := share.take_first()) is not None:
+            here(mine)
+            for child in started:
+                child.receive(parts)
+                child.give(share)
+        for child in started:
+            child.stop()
+        for child in started:
+            child.receive_to_end(parts)
+        failed = any([child.wait() for child in started])
+    except BaseException:
+        for child in started:  # Ctrl-C, or a failure here: no child may outlive us
+            child.kill()
+        raise
+    return parts, failed
+
+
+class FileShare:
+    """Files taken one at a time: (number, number + 1)."""
+
+    queued = 2  # files given to a child and not sent back yet: it never waits for the next
+
+    def __init__(self, count: int) -> None:
+        self.first = 0  # files [0, first) are this process's
+        self.last = count  # files [last, count) are the children's
+
+    def take_first(self) -> tuple[int, int] | None:
+        if self.first >= self.last:
+            return None
+        self.first += 1
+        return self.first - 1, self.first
+
+    def take_last(self) -> tuple[int, int] | None:
+        if self.first >= self.last:
+            return None
+        self.last -= 1
+        return self.last, self.last + 1
+
+
+class PartsChild:
+    """A forked child that makes the parts of the pieces it is given (start and end, 8 bytes
+    each, through a pipe), and sends each part back (its length, 8 bytes, then the pickled
+    piece and part)."""
+
+    def __init__(self, pid: int, tasks: int, results: int) -> None:
+        self.pid = pid
+        self.tasks: int | None = tasks  # where its next pieces are written (closed: no more)
+        self.results = results  # where its parts come from (not blocking)
+        self.given: set[tuple[int, int]] = set()  # given, not sent back yet
+        self.buffer = bytearray()
+        self.ended = False  # its results pipe is closed
+
+    @classmethod
+    def start(cls, part, others: list["PartsChild"]) -> "PartsChild":
+        """`others`: the children started before, whose pipes this one must not hold open (their
+        tasks pipe would never end)."""
+        tasks_read, tasks_write = os.pipe()
+        results_read, results_write = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            status = 1
+            try:
+                quiet_child()
+                for fd in [tasks_write, results_read, *(fd for o in others for fd in (o.tasks, o.results))]:
+                    os.close(fd)
+                _make_given_parts(part, tasks_read, results_write)
+                status = 0
+            except BaseException:  # noqa: BLE001 - the parent reads the pieces it gave here
+                pass
+            finally:
+                os._exit(status)
+        os.close(tasks_read)
+        os.close(results_write)
+        os.set_blocking(results_read, False)
+        return cls(pid, tasks_write, results_read)
+
+    def give(self, share) -> None:
+        while self.tasks is not None and len(self.given) < share.queued:
+            piece = share.take_last()
+            if piece is None:
+                return
+            self.given.add(piece)  # (sent back or not, it is accounted for)
+            try:
+                os.write(self.tasks, piece[0].to_bytes(8, "little") + piece[1].to_bytes(8, "little"))
+            except OSError:  # it ended: the piece is read here
+                self.stop()
+                return
+
+    def stop(self) -> None:
+        """No more pieces: it ends once it has sent the ones it has."""
+        if self.tasks is not None:
+            os.close(self.tasks)
+            self.tasks = None
+
+    def receive(self, parts: dict) -> None:
+        """The parts it has sent, waiting only for the rest of one it is sending (a part of
+        megabytes would otherwise come 64 KiB, one pipe's worth, per piece done here)."""
+        while not self.ended:
+            try:
+                data = os.read(self.results, 1 << 16)
+            except BlockingIOError:
+                if not self.buffer:
+                    break
+                select.select([self.results], [], [])
+                continue
+            if not data:
+                self.ended = True
+            self.buffer += data
+            while len(self.buffer) >= 8:
+                size = int.from_bytes(self.buffer[:8], "little")
+                if len(self.buffer) < 8 + size:
+                    break
+                piece, part = pickle.loads(self.buffer[8:8 + size])
+                del self.buffer[:8 + size]
+                if piece in self.given:
+                    self.given.discard(piece)
+                    parts[piece] = part
+
+    def receive_to_end(self, parts: dict) -> None:
+        while not self.ended:
+            select.select([self.results], [], [])
+            self.receive(parts)
+
+    def wait(self) -> bool:
+        """Whether it failed."""
+        os.close(self.results)
+        _, status = os.waitpid(self.pid, 0)
+        return status != 0 or bool(self.given)
+
+    def kill(self) -> None:
+        try:
+            os.kill(self.pid, signal.SIGKILL)
+            os.waitpid(self.pid, 0)
+        except OSError:
+            pass
+
+
+def _make_given_parts(part, tasks: int, results: int) -> None:
+    """A child's work: for each piece read from `tasks`, its part written to `results`."""
+    with os.fdopen(results, "wb") as out:
+        while len(given := os.read(tasks, 16)) == 16:
+            piece = int.from_bytes(given[:8], "little"), int.from_bytes(given[8:], "little")
+            data = pickle.dumps((piece, part(piece)), protocol=pickle.HIGHEST_PROTOCOL)
+            out.write(len(data).to_bytes(8, "little"))
+            out.write(data)
+            out.flush()
