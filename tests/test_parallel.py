@@ -374,3 +374,16 @@ def test_a_record_kind_unpickles_as_the_registry_s_own():
     for kind in [*KINDS.kinds, KINDS.unknown, KINDS.unknown_artifact, KINDS.cache, KINDS.text_log]:
         assert pickle.loads(pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL)) is kind
         assert len(pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL)) < 120 + len(kind.name)
+
+
+def test_a_record_kind_unpickles_in_a_process_that_imported_nothing_of_tlview():
+    import subprocess
+    import sys
+
+    from tlview.model.registry import KINDS
+
+    kind = KINDS.named("dynamo_output_graph")
+    unpickle = "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()).label)"
+    done = subprocess.run([sys.executable, "-c", unpickle],
+                          input=pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL), capture_output=True, check=True)
+    assert done.stdout.decode().strip() == kind.label

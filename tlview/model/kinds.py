@@ -97,18 +97,14 @@ class RecordKind:
     counted_lines: "re.Pattern[str] | None" = None
 
     def __reduce__(self):
-        # Pickled as its name: a kind is one object of the registry's, also in a part sent by
-        # another process (each part sent its kinds whole, 16 of 18 objects unpickled by Python
-        # code: half the time of taking in 1,024 rank files' parts).
-        return kind_named, (self.name,)
+        # Pickled as its name, unpickled by the registry's lookup (pickle imports its module):
+        # a kind is one object of the registry's, also in a part sent by another process. Each
+        # part sent its kinds whole, 16 of its 18 objects unpickled by Python code: half the
+        # time of taking in 1,024 rank files' parts.
+        return _LOOKUP[0], (self.name,)
 
 
-_NAMED: dict[str, RecordKind] = {}  # the registry's kinds by name (Registry.__post_init__)
-
-
-def kind_named(name: str) -> RecordKind:
-    """The registry's kind of this name (how a kind is unpickled)."""
-    return _NAMED[name]
+_LOOKUP: list = []  # the registry's lookup of a kind by name (registry.kind_named), once it is made
 
 
 @dataclass
@@ -127,19 +123,22 @@ class Registry:
 
     def __post_init__(self) -> None:
         self.kinds = list(self.kinds)
-        for kind in [*self.kinds, self.unknown, self.unknown_artifact, self.cache, self.text_log]:
-            _NAMED[kind.name] = kind
         for kind in self.kinds:
             self._by_name[kind.name] = kind
             for text_name in kind.text_names:
                 self._by_text[text_name] = kind
 
     def named(self, name: str) -> RecordKind:
-        """The kind of this `RecordKind.name` (one object per kind, also after a pickle)."""
+        """The kind of this `RecordKind.name`."""
         for fallback in (self.unknown, self.unknown_artifact, self.cache, self.text_log):
             if fallback.name == name:
                 return fallback
         return self._by_name[name]
+
+    def unpickles_kinds(self, lookup) -> None:
+        """Kinds are unpickled by `lookup(name)`, a module-level function that gives this
+        registry's kind (one object per kind, also after a pickle)."""
+        _LOOKUP[:] = [lookup]
 
     def trace_kind(self, kind: str) -> RecordKind:
         return self._by_name.get(kind) or self.unknown

@@ -136,6 +136,14 @@ KINDS = Registry(
 )
 
 
+
+
+def kind_named(name: str) -> RecordKind:
+    """The registry's kind of this name (how a pickled kind comes back: RecordKind.__reduce__)."""
+    return KINDS.named(name)
+
+
+KINDS.unpickles_kinds(kind_named)
 LAZY_KINDS = KINDS.by_reads(PLACE)
 SILENT_KINDS = frozenset(k.name for k in KINDS.kinds if k.role is Role.SILENT)
 LAZY_TEXT_CHANNELS = KINDS.lazy_text_channels()
