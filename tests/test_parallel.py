@@ -387,3 +387,33 @@ def test_a_record_kind_unpickles_in_a_process_that_imported_nothing_of_tlview():
     done = subprocess.run([sys.executable, "-c", unpickle],
                           input=pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL), capture_output=True, check=True)
     assert done.stdout.decode().strip() == kind.label
+
+
+def test_a_failure_here_while_children_read_leaves_no_child_behind(tmp_path, monkeypatch):
+    """Ctrl-C (or any failure) while this process reads its share: the children are ended and
+    waited for, and the rest of the files is read in one process."""
+    import os
+
+    from conftest import descendants
+    from tlview.model.index import Index
+
+    ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))
+    _ranks_folder(tmp_path, [p.read_bytes() for p in ranks] * 4)
+    monkeypatch.setenv("TLVIEW_PROCESSES", "3")
+    _folder_split_only(monkeypatch, tmp_path)
+    single = build_summary(open_index(str(tmp_path), parallel_ok=False))
+    feed, fed, children_then = Index.feed, [], []
+
+    def fails_at_the_third_file(self, source, limit=None):
+        fed.append(source)
+        if len(fed) == 3:
+            children_then.extend(descendants(os.getpid()))
+            raise RuntimeError("boom")
+        return feed(self, source, limit)
+
+    monkeypatch.setattr(Index, "feed", fails_at_the_third_file)
+    split = open_index(str(tmp_path), parallel_ok=True)
+    assert len(children_then) == 2
+    assert descendants(os.getpid()) == []
+    assert [n for n in split.notes if "indexed in one process (RuntimeError: boom)" in n]
+    assert build_summary(split)["compiles"] == single["compiles"]

@@ -16,8 +16,8 @@ from tlview.model.pool import quiet_child
 
 
 def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
-    """The pieces of a piece of work (files, or byte ranges of one file), each a (start, end)
-    pair, shared out as the processes go: this process takes them from the front
+    """Pieces of work (files, or byte ranges of one file), each a (start, end) pair, shared out
+    as the processes go: this process takes them from the front
     (`share.take_first()`) and does each (`here(piece)`); `children` forked children take them
     from the back (`share.take_last()`) and send each one's part (`part(piece)`) as soon as it
     is made. They meet where the work ends. Returns (their parts by piece, whether one failed).
@@ -83,10 +83,11 @@ class PartsChild:
     def __init__(self, pid: int, tasks: int, results: int) -> None:
         self.pid = pid
         self.tasks: int | None = tasks  # where its next pieces are written (closed: no more)
-        self.results = results  # where its parts come from (not blocking)
+        self.results: int | None = results  # where its parts come from (not blocking)
         self.given: set[tuple[int, int]] = set()  # given, not sent back yet
         self.buffer = bytearray()
         self.ended = False  # its results pipe is closed
+        self.reaped = False  # waited for (its pid may be another process's now)
 
     @classmethod
     def start(cls, part, others: list["PartsChild"]) -> "PartsChild":
@@ -161,16 +162,26 @@ class PartsChild:
 
     def wait(self) -> bool:
         """Whether it failed."""
-        os.close(self.results)
+        self._close()
         _, status = os.waitpid(self.pid, 0)
+        self.reaped = True
         return status != 0 or bool(self.given)
 
     def kill(self) -> None:
-        try:
-            os.kill(self.pid, signal.SIGKILL)
-            os.waitpid(self.pid, 0)
-        except OSError:
-            pass
+        self._close()
+        if not self.reaped:
+            try:
+                os.kill(self.pid, signal.SIGKILL)
+                os.waitpid(self.pid, 0)
+            except OSError:
+                pass
+            self.reaped = True
+
+    def _close(self) -> None:
+        self.stop()
+        if self.results is not None:
+            os.close(self.results)
+            self.results = None
 
 
 def _make_given_parts(part, tasks: int, results: int) -> None:
