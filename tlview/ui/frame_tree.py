@@ -24,6 +24,7 @@ from textual.widgets.tree import TreeNode
 from tlview.model.look import elided, entry_text
 from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
+from tlview.ui.text_size import ScrollbarsOnChange
 from tlview.ui.tree_keys import TreeKeys
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
@@ -37,7 +38,7 @@ LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person
 DRAWN_LINES = 256  # drawn lines kept (FrameTree._render_line)
 
 
-class FrameTree(TreeKeys, Tree[TreeEntry]):
+class FrameTree(ScrollbarsOnChange, TreeKeys, Tree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS

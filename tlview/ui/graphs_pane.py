@@ -14,6 +14,7 @@ from tlview.model.tree import TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, first_block
+from tlview.ui.text_size import SteadyOptionList
 
 
 def graphs_node(entry: TreeEntry):
@@ -72,7 +73,7 @@ class GraphsPane(Pane, Horizontal):
         self._placed: int | None = None  # what show() highlighted (not the user's choice)
 
     def compose(self):
-        yield OptionList(id="graph-list")
+        yield SteadyOptionList(id="graph-list")
         with Vertical():
             yield Select([], id="graph-select", prompt="no graphs", compact=True)
             yield Static(id="graph-info")

@@ -27,7 +27,7 @@ from tlview.ui.messages import ReportsWork
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, display_line
-from tlview.ui.text_size import make_scrollbars, size_the_text
+from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
@@ -73,7 +73,7 @@ def warm_up(language: str = "python") -> None:
     _highlighter(language).highlight("x = 1")
 
 
-class PayloadView(ReportsWork, SearchableLines, ScrollView, can_focus=True):
+class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, can_focus=True):
     """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
     search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 

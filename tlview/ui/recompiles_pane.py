@@ -14,6 +14,7 @@ from tlview.model.look import source_block
 from tlview.textsafe import visible
 from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection
+from tlview.ui.text_size import SteadyOptionList
 
 
 class RecompilesPane(Pane, Vertical):
@@ -28,7 +29,7 @@ class RecompilesPane(Pane, Vertical):
 
     def compose(self):
         yield Static(id="recompile-head")
-        yield OptionList(id="recompile-list")
+        yield SteadyOptionList(id="recompile-list")
 
     def show(self, selection: Selection) -> None:
         head = self.query_one("#recompile-head", Static)

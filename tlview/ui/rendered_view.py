@@ -23,7 +23,7 @@ from textual.strip import Strip
 from tlview.ui.binding_help import key
 from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
-from tlview.ui.text_size import make_scrollbars, size_the_text
+from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
@@ -41,7 +41,7 @@ def render_strips(view: Group, console: Console, width: int,
     return strips
 
 
-class RenderedView(SearchableLines, ScrollView, can_focus=True):
+class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=True):
     """Shows strips rendered elsewhere; keeps the renderable they came from (`content`: what `y`
     copies). `/` searches in what it shows (view_search.py)."""
 

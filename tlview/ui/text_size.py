@@ -1,9 +1,12 @@
-"""A scrolling view's text size, with its scrollbars decided at once."""
+"""A scrolling view's text size, with its scrollbars decided at once, and updated only when a size
+changes."""
 
 from __future__ import annotations
 
+from textual import events
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
+from textual.widgets import OptionList
 
 
 def size_the_text(view: ScrollView, size: Size) -> None:
@@ -23,3 +26,38 @@ def make_scrollbars(view: ScrollView) -> None:
     for make in (lambda: view.vertical_scrollbar, lambda: view.horizontal_scrollbar,
                  lambda: view.scrollbar_corner):
         make()
+
+
+class ScrollbarsOnChange:
+    """A mixin for Textual ScrollViews (the tree, the payload and report views): scrollbars
+    updated when a size changed, not at every layout of the screen.
+
+    Textual's ScrollView compares the virtual size the compositor gives it (its region) with its
+    own (its lines), which differ at every layout: it updated its scrollbars, and they were drawn
+    again, at each whole-screen layout (a pane switch lays out the screen), 1.3-1.9 ms a
+    scrollbar, in the frame after the switch, which the next key waited for. Now only when its
+    size, its container's or its own virtual size changed since the last time."""
+
+    _sizes_seen: tuple | None = None
+
+    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
+        seen = (size, container_size, self.virtual_size)
+        if seen == self._sizes_seen:
+            return False
+        self._sizes_seen = seen
+        return super()._size_updated(size, virtual_size, container_size, layout)
+
+
+class SteadyOptionList(ScrollbarsOnChange, OptionList):
+    """An OptionList drawn again on a resize only when its size changed: Textual's clears its
+    caches at every Resize, and a pane shown again gets one (its list the same size), so its
+    list was drawn again in a frame of its own after the pane's first, which a key pressed next
+    waited for."""
+
+    _size_drawn: Size | None = None
+
+    def _on_resize(self, event: events.Resize) -> None:
+        if event.size == self._size_drawn:
+            event.prevent_default()  # (OptionList's own handler, which clears its caches)
+        self._size_drawn = event.size
+
