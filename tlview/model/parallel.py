@@ -21,7 +21,7 @@ from typing import NamedTuple
 from tlview.model.index import Index
 from tlview.model.pool import (POOLS, below_the_explorer, new_pool, stdio_with_file_descriptors,
                                stop_workers)
-from tlview.model.sharing import FileShare, shared_out
+from tlview.model.sharing import Share, shared_out
 from tlview.source.trace_file import TraceFile
 
 
@@ -112,10 +112,19 @@ def next_envelope(source: TraceFile, at: int) -> int | None:
 
 def index_split(index: Index, source: TraceFile) -> None:
     """Index `source` (not read yet) over several processes, in about equal byte ranges cut at
-    envelope lines (`_RangeShare`): this process reads the first, forked children the others;
-    their parts are merged in file order."""
+    envelope lines, one a process: this process reads the first, forked children the others;
+    their parts are merged in file order. (Cut finer and shared out as taken, as a folder's files
+    are, ranges cost more than they saved: each starts a child's caches cold, 4 MB ones cost it
+    15% more, and 100 MB took 10 ms longer.)"""
     count = processes()
     source.peek_process()
+    starts = [0]
+    for i in range(1, count):
+        at = next_envelope(source, source.size * i // count)
+        if at is not None and at > starts[-1]:
+            starts.append(at)
+    if len(starts) < 2:
+        return
 
     def here(piece: tuple[int, int]) -> None:
         end = piece[1]
@@ -125,13 +134,11 @@ def index_split(index: Index, source: TraceFile) -> None:
         start, end = piece
         return _index_later_range(source, start, None if end >= source.size else end)
 
-    share = _RangeShare(source, count)
-    if len(share.pieces) < 2:
-        return
+    share = Share(list(zip(starts, [*starts[1:], source.size])), queued=1)
     parts, _ = shared_out(count - 1, share, here, part)
-    at = share.theirs_from
-    if at >= source.size:
+    if share.first == len(starts):
         return
+    at = starts[share.first]  # where their ranges start
     source.close_open_at(at)  # their first range's first envelope ends our last record
     for start, end in sorted(parts):
         if start != at:
@@ -144,8 +151,8 @@ def index_split(index: Index, source: TraceFile) -> None:
 
 
 def index_files_split(index: Index, sources: list[TraceFile]) -> int:
-    """Index several trace files not read yet (a folder of ranks) over several processes, a file
-    at a time (`sharing.FileShare`), merged in file order as one process would. The files a failed
+    """Index several trace files not read yet (a folder of ranks) over several processes, shared
+    out a file at a time (`sharing.shared_out`), merged in file order as one process would. The files a failed
     child took are read here. Returns how many files were read here."""
     count = min(processes(), len(sources))
     if count < 2:
@@ -158,7 +165,7 @@ def index_files_split(index: Index, sources: list[TraceFile]) -> int:
         source = sources[piece[0]]
         return index_range(source.path, 0, None, source.verify_md5, source.rank_from_name, (None, ""))
 
-    share = FileShare(len(sources))
+    share = Share([(number, number + 1) for number in range(len(sources))], queued=2)
     parts, failed = shared_out(count - 1, share, here, part)
     read_here = 0
     for number in range(share.first, len(sources)):  # the children's files, in file order
@@ -172,42 +179,6 @@ def index_files_split(index: Index, sources: list[TraceFile]) -> int:
         files = f"{read_here:,} file{'' if read_here == 1 else 's'}"
         index.notes.append(f"{files}: indexed in one process (an indexing child process failed)")
     return share.first + read_here
-
-
-class _RangeShare:
-    """Byte ranges of one file, one a process, about equal, cut at envelope lines. (Cut finer
-    and shared out as taken, they cost more than they saved: each range starts a child's caches
-    cold, 4 MB ones cost it 15% more, and 100 MB took 10 ms longer.)"""
-
-    queued = 1  # ranges given to a child at once
-
-    def __init__(self, source: TraceFile, count: int) -> None:
-        starts = [0]
-        for i in range(1, count):
-            at = next_envelope(source, source.size * i // count)
-            if at is not None and at > starts[-1]:
-                starts.append(at)
-        self.pieces = list(zip(starts, [*starts[1:], source.size]))
-        self.first = 0  # pieces [0, first) are this process's
-        self.last = len(self.pieces)  # pieces [last, count) are the children's
-        self.size = source.size
-
-    @property
-    def theirs_from(self) -> int:
-        """The byte where the children's ranges start."""
-        return self.pieces[self.first][0] if self.first < len(self.pieces) else self.size
-
-    def take_first(self) -> tuple[int, int] | None:
-        if self.first >= self.last:
-            return None
-        self.first += 1
-        return self.pieces[self.first - 1]
-
-    def take_last(self) -> tuple[int, int] | None:
-        if self.first >= self.last:
-            return None
-        self.last -= 1
-        return self.pieces[self.last]
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int | None = None,

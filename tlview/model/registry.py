@@ -136,8 +136,6 @@ KINDS = Registry(
 )
 
 
-
-
 def kind_named(name: str) -> RecordKind:
     """The registry's kind of this name (how a pickled kind comes back: RecordKind.__reduce__)."""
     return KINDS.named(name)

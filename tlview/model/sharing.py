@@ -22,9 +22,9 @@ def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
     from the back (`share.take_last()`) and send each one's part (`part(piece)`) as soon as it
     is made. They meet where the work ends. Returns (their parts by piece, whether one failed).
 
-    Equal shares cut up front left this process idle while a child finished: one core of a host
-    runs slower for a while, and a child pickled its share only at its end (0.05-0.29 s at 1,024
-    rank files, 0.02-0.07 s of 0.24 s at 100 MB)."""
+    Equal shares cut up front left this process idle while a child finished (0.05-0.29 s at
+    1,024 rank files): one core of a host runs slower for a while, and a child pickled its share
+    only at its end."""
     gc.freeze()  # the children then touch no page of ours to collect garbage (fewer copy-on-write)
     started: list[PartsChild] = []
     try:
@@ -53,26 +53,27 @@ def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
     return parts, failed
 
 
-class FileShare:
-    """Files taken one at a time: (number, number + 1)."""
+class Share:
+    """Pieces of work, (start, end) pairs in order: this process takes them from the front, the
+    children from the back, `queued` at a time each."""
 
-    queued = 2  # files given to a child and not sent back yet: it never waits for the next
-
-    def __init__(self, count: int) -> None:
-        self.first = 0  # files [0, first) are this process's
-        self.last = count  # files [last, count) are the children's
+    def __init__(self, pieces: list[tuple[int, int]], queued: int) -> None:
+        self.pieces = pieces
+        self.queued = queued
+        self.first = 0  # pieces [0, first) are this process's
+        self.last = len(pieces)  # pieces [last, len) are the children's
 
     def take_first(self) -> tuple[int, int] | None:
         if self.first >= self.last:
             return None
         self.first += 1
-        return self.first - 1, self.first
+        return self.pieces[self.first - 1]
 
     def take_last(self) -> tuple[int, int] | None:
         if self.first >= self.last:
             return None
         self.last -= 1
-        return self.last, self.last + 1
+        return self.pieces[self.last]
 
 
 class PartsChild:

@@ -95,7 +95,7 @@ class KeyFrameScreen(Screen):
 
     async def _on_idle(self, event: events.Idle) -> None:
         app = self.app
-        if (getattr(app, "frame_for_key", False) and self.is_current and not app._batch_count
+        if (app.frame_for_key and self.is_current and not app._batch_count
                 and (self._layout_required or self._dirty_widgets or self._repaint_required or self._scroll_required)):
             app.frame_for_key = False
             self._on_timer_update()
