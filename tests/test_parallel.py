@@ -350,11 +350,9 @@ def test_a_child_that_fails_after_some_files_leaves_the_rest_to_this_process(tmp
 
 def test_a_part_bigger_than_a_pipe_comes_whole(tmp_path, monkeypatch):
     """A child's part of many compile ids is bigger than a pipe holds (64 KiB): it comes whole,
-    as it is sent. (Each file under indexing.CHUNK: one process reads bigger files a CHUNK at a
-    time, in turns, so their compile ids come in another order.)"""
+    as it is sent."""
     data = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
     big = b"".join(_with_frames_moved(data, 1000 * k) for k in range(4))
-    assert len(big) < indexing.CHUNK
     _ranks_folder(tmp_path, [big, data, big, data])
     monkeypatch.setenv("TLVIEW_PROCESSES", "3")
     _folder_split_only(monkeypatch, tmp_path)
@@ -366,6 +364,22 @@ def test_a_part_bigger_than_a_pipe_comes_whole(tmp_path, monkeypatch):
     assert not split.notes
     assert build_summary(split) == single
     assert len(single["compiles"]) > 100
+
+
+def test_rank_files_bigger_than_a_chunk_list_their_compile_ids_in_one_order_however_read(tmp_path, monkeypatch):
+    """One process read each file a CHUNK at a time, in turn (for the explorer's progress):
+    rank files over 16 MB listed their compile ids interleaved, and --json differed between a
+    machine that forks and one that cannot (or the compare view). Headless, files are read whole."""
+    data = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+    _ranks_folder(tmp_path, [_with_frames_moved(data, 1000 * k) for k in range(3)])
+    monkeypatch.setattr(indexing, "CHUNK", 256 << 10)  # (each file is 14 chunks)
+    _folder_split_only(monkeypatch, tmp_path)
+    single = build_summary(open_index(str(tmp_path), parallel_ok=False))
+    monkeypatch.setenv("TLVIEW_PROCESSES", "2")
+    split = build_summary(open_index(str(tmp_path), parallel_ok=True))
+    assert [(c["rank"], c["id"]) for c in single["compiles"]] == [(c["rank"], c["id"]) for c in split["compiles"]]
+    assert [c["rank"] for c in single["compiles"]] == sorted(c["rank"] for c in single["compiles"])
+    assert single == split
 
 
 def test_a_record_kind_unpickles_as_the_registry_s_own():

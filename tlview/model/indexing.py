@@ -113,14 +113,18 @@ class Indexer:
 
     def _read_round(self) -> int:
         """Every source up to CHUNK bytes more, telling progress at least every PROGRESS_SECONDS:
-        20,000 small rank files are one round, and the explorer showed nothing for 10 s of it."""
+        20,000 small rank files are one round, and the explorer showed nothing for 10 s of it.
+        Headless (no pool), each source to its end: the order of compile ids is then the same in
+        one process as over several (each file whole) or a cluster; read a CHUNK at a time in
+        turn, rank files over 16 MB gave --json another order on a machine that cannot fork."""
         read = 0
         told = time.monotonic()
+        chunk = CHUNK if self.use_pool else None
         for source in list(self.index.sources):
             self.wait_while_deferred()
             if self.cancelled():
                 break
-            read += self.index.feed(source, CHUNK)
+            read += self.index.feed(source, chunk)
             if time.monotonic() - told >= PROGRESS_SECONDS:
                 self.progress()
                 told = time.monotonic()
