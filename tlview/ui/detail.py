@@ -201,10 +201,7 @@ class DetailPane(Vertical):
         if changed:
             # Tabs moves its underline when a tab is relabelled, but before the new labels are laid
             # out (it stayed under the old width, now and then): move it once they are.
-            self.call_after_refresh(self.call_after_refresh, self._underline_active)
-
-    def _underline_active(self) -> None:
-        self.query_one("#tabs", TabbedContent).query_one(Tabs)._highlight_active(animate=False)
+            self.call_after_refresh(self.call_after_refresh, self._underline_now, tabs)
 
     def refresh_entry(self) -> None:
         """What the selection shows grew (live): fill the active pane again."""

@@ -100,4 +100,3 @@ class KeyFrameScreen(Screen):
             app.frame_for_key = False
             self._on_timer_update()
         # (then Screen's own handler: nothing left to draw, it runs the after-refresh callbacks)
-
