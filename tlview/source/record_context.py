@@ -14,6 +14,8 @@ CONTEXT_KEYS = frozenset(
      "subgraph_name", "severity", "timestamp", "pathname", "thread"}
 )
 
+_PLAIN_TYPES = frozenset({int, type(None), type(...)})  # context values cached by value
+
 
 class RecordContexts:
     """Context codes for a TraceFile's records (see the module's docstring)."""
@@ -35,7 +37,7 @@ class RecordContexts:
                get("frame_compile_id", ...), get("attempt", ...))
         # Values other than ints are not cached: true == 1 and 1.0 == 1 as keys, and a record of
         # frame_id true must not take the code of frame 1 (nor the other way round).
-        plain = all(type(value) is int or value is None or value is ... for value in key)
+        plain = _PLAIN_TYPES.issuperset(map(type, key))
         ctx = self._context_cache.get(key) if plain else None
         if ctx is None:
             ctx = self.sink.context_code(self, self._rank_of(key[0], offset), key[1:], key[0], offset)
