@@ -7,6 +7,7 @@ import signal
 import sys
 
 from tlview.cli_args import build_parser, dask_misuse
+from tlview.model import gc_pauses
 from tlview.textsafe import escape_undecodable, json_bytes, visible
 
 EXIT_OK = 0
@@ -47,6 +48,7 @@ def main(argv: list[str] | None = None) -> int:
     128+N  ended by signal N: 130 SIGINT, 129 SIGHUP, 143 SIGTERM (the explorer gives the
          terminal back first); Ctrl+C and q in the explorer quit with 0
     """
+    gc_pauses.start()  # no cyclic GC as tlview starts, nor in a headless run (gc_pauses.start)
     try:
         return _main(argv)
     except KeyboardInterrupt:
@@ -57,6 +59,8 @@ def main(argv: list[str] | None = None) -> int:
         _say(f"tlview: internal error: {type(exc).__name__}: {exc} (TLVIEW_DEBUG=1 shows where; "
              "please report it)")
         return EXIT_ERROR
+    finally:
+        gc_pauses.started()  # (a caller in the same process, a test, gets its GC back)
 
 
 def _say(line: str) -> None:
@@ -112,16 +116,12 @@ def _main(argv: list[str] | None) -> int:
         if args.report or args.json or fail_on:
             return _headless_compare(args, flt, fail_on)
         return _tui_compare(args, flt)
-    if args.run:
-        if not command:
+    if args.run or args.demo:
+        if args.run and not command:
             return _fail("--run needs a command: tlview --run -- python train.py")
         if args.report or args.json:
-            return _fail("--run opens the explorer; it does not go with --report or --json")
-        return _tui_live(flt, args, run=command)
-    if args.demo:
-        if args.report or args.json:
-            return _fail("--demo opens the explorer; it does not go with --report or --json")
-        return _tui_live(flt, args, demo=True)
+            return _fail(f"{'--run' if args.run else '--demo'} opens the explorer; it does not go with --report or --json")
+        return _tui_live(flt, args, run=command) if args.run else _tui_live(flt, args, demo=True)
     if args.path is None:
         parser.print_usage(sys.stderr)
         return _fail("give a TORCH_TRACE folder or file, or a TORCH_LOGS text file")

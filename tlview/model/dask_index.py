@@ -9,12 +9,11 @@ Dask is imported only here, and only when `--dask` is given (the `dask` extra).
 
 from __future__ import annotations
 
-import gc
 import os
 import threading
 from typing import NamedTuple
 
-from tlview.model import parallel
+from tlview.model import gc_pauses, parallel
 from tlview.model.index import Index
 from tlview.source.trace_file import TraceFile
 
@@ -57,12 +56,8 @@ class Piece(NamedTuple):
 
 def index_batch(tasks: list[tuple]) -> list[dict]:
     """On a worker: each piece (index_range's arguments) indexed, as a part."""
-    was_enabled = gc.isenabled()  # index_range turns the GC off; a worker lives on
-    try:
+    with gc_pauses.paused():  # (indexing frees nothing; a worker lives on)
         return [parallel.index_range(*task) for task in tasks]
-    finally:
-        if was_enabled:
-            gc.enable()
 
 
 def pieces(source: TraceFile) -> list[Piece]:

@@ -8,13 +8,11 @@ process pool otherwise (the TUI). Everything else is read here in chunks, with p
 
 from __future__ import annotations
 
-import gc
 import os
 import time
-from contextlib import contextmanager
 from typing import Callable
 
-from tlview.model import parallel
+from tlview.model import gc_pauses, parallel
 from tlview.model.index import Index
 from tlview.model.pool import start_forkserver
 from tlview.source.discover import TRACE, FoundLog, find_logs
@@ -26,7 +24,6 @@ PROGRESS_SECONDS = 0.2  # at most this long between two, over many small files
 DEFER_SLEEP = 0.01  # a deferring indexer's sleeps (Indexer.defer)
 
 
-@contextmanager
 def paused_gc(freeze: bool = False):
     """Indexing allocates many small containers and frees none: the cyclic GC would scan the
     growing index over and over (measured: 20% of the time of a 1 GB index).
@@ -35,15 +32,7 @@ def paused_gc(freeze: bool = False):
     is moved out of the GC's reach before it runs again. Otherwise its first collections walk
     everything made meanwhile, each holding every thread: after 20,000 rank files, 239, 199 and
     338 ms, and each key pressed then waited for one."""
-    was_enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if freeze:
-            gc.freeze()
-        if was_enabled:
-            gc.enable()
+    return gc_pauses.paused(freeze)
 
 
 def prepare_for(log: FoundLog) -> None:

@@ -12,7 +12,6 @@ lines) into its own Index, exports it as plain data, and the parent merges the p
 
 from __future__ import annotations
 
-import gc
 import os
 import pickle
 import sys
@@ -38,7 +37,6 @@ def index_range(path: str, start: int, end: int | None, verify_md5: bool,
     source.pid, source.started = process
     index.sources.append(source)
     source.scanned_to = start
-    gc.disable()  # a short-lived process that frees nothing
     source.feed(limit=None if end is None else end - start)
     if end is not None:
         source.close_open_at(end)  # the next range's first envelope ends its last record

@@ -4,6 +4,7 @@ below the explorer in the CPU's queue, and their end with the explorer, whatever
 
 from __future__ import annotations
 
+import gc
 import os
 import select
 import signal
@@ -97,9 +98,12 @@ def stop_workers(pool) -> None:
         process.kill()
 
 
-def quiet_child() -> None:
+def set_up_indexing_child() -> None:
     """An indexing child leaves signals to its parent: Ctrl-C, a closed terminal or a closed pipe
-    end it without a traceback (its parent says what happened)."""
+    end it without a traceback (its parent says what happened). It makes no cyclic GC: it indexes
+    and frees nothing (index_range, which it runs, was turning it off in any process that called
+    it)."""
+    gc.disable()
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGPIPE, signal.SIG_DFL)
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -112,7 +116,7 @@ def _pool_worker(explorer: int) -> None:
     Its parts are asked for before the explorer handles signals (parallel.start_early): killed
     then, the explorer left its workers blocked for good on a result nobody reads (the pool's
     queues are shared by its workers, so no write ever fails), and their forkserver with them."""
-    quiet_child()
+    set_up_indexing_child()
     threading.Thread(target=_end_with, args=(explorer,), daemon=True, name="end-with-explorer").start()
 
 

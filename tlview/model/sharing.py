@@ -12,7 +12,7 @@ import pickle
 import select
 import signal
 
-from tlview.model.pool import quiet_child
+from tlview.model.pool import set_up_indexing_child
 
 
 def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
@@ -100,7 +100,7 @@ class PartsChild:
         if pid == 0:
             status = 1
             try:
-                quiet_child()
+                set_up_indexing_child()
                 for fd in [tasks_write, results_read, *(fd for o in others for fd in (o.tasks, o.results))]:
                     os.close(fd)
                 _make_given_parts(part, tasks_read, results_write)

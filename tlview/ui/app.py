@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
+from tlview.model import gc_pauses
 from tlview.model.compile_node import Compile
 from tlview.model.filters import Filter, missing_rank
 from tlview.model.index import Index
@@ -129,6 +130,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     def on_mount(self) -> None:
         self.tree.show_model(self.model)
         self.tree.focus()
+        self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
         self._collections = FullCollections(lambda: max(self.key_at, self._views_at), busy=self.filling)
         self.set_interval(IDLE / 2, self._collections.tick)
         self.watch(self.screen, "maximized", self.maximized_changed, init=False)

@@ -17,6 +17,7 @@ from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import Comparison, Problem, compare
+from tlview.model import gc_pauses
 from tlview.model.filters import Filter, missing_rank
 from tlview.model.index import Index
 from tlview.model.indexing import open_index
@@ -88,6 +89,7 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActio
 
     def on_mount(self) -> None:
         self.tree.focus()
+        self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
         self.watch(self.screen, "maximized", self.maximized_changed, init=False)
         self._start_compare()
 
