@@ -2,34 +2,39 @@
 
 from __future__ import annotations
 
+from importlib import import_module
+
 from textual import on
 from textual.containers import Vertical
 from textual.widgets import TabbedContent, TabPane, Tabs
 
 from tlview.model.look import missing_sources_line
-from tlview.ui.breaks_pane import BreaksPane
-from tlview.ui.diff_pane import DiffPane
-from tlview.ui.dynamic_pane import DynamicPane
 from tlview.ui.graphs_pane import GraphsPane
-from tlview.ui.guards_pane import GuardsPane
-from tlview.ui.log_pane import LogPane
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, warm_up
-from tlview.ui.recompiles_pane import RecompilesPane
-from tlview.ui.run_pane import RunPane
 from tlview.ui.summary_pane import SummaryPane
 
-TABS = [  # id, title, what it shows, pane class
+TABS = [  # id, title, what it shows, pane class (or its module's: imported when it is mounted)
     ("summary", "Summary", "status, where, why and what to do, times, counts", SummaryPane),
     ("graphs", "Graphs", "Dynamo, AOT and Inductor graphs and the output code", GraphsPane),
-    ("guards", "Guards", "the guard tree and the guards added while tracing", GuardsPane),
-    ("recompiles", "Recompiles", "each failed guard; Enter goes to the compile it failed in", RecompilesPane),
-    ("breaks", "Graph breaks", "reason, explanation, hints and user stack", BreaksPane),
-    ("dynamic", "Dynamic shapes", "symbols, specializations, guards added", DynamicPane),
-    ("log", "Log", "the TORCH_LOGS text of the compile id", LogPane),
-    ("diff", "Diff", "a recompile against the compile whose guard failed", DiffPane),
-    ("run", "Run", "costs, timeline, where ranks diverge", RunPane),
+    ("guards", "Guards", "the guard tree and the guards added while tracing", "guards_pane.GuardsPane"),
+    ("recompiles", "Recompiles", "each failed guard; Enter goes to the compile it failed in",
+     "recompiles_pane.RecompilesPane"),
+    ("breaks", "Graph breaks", "reason, explanation, hints and user stack", "breaks_pane.BreaksPane"),
+    ("dynamic", "Dynamic shapes", "symbols, specializations, guards added", "dynamic_pane.DynamicPane"),
+    ("log", "Log", "the TORCH_LOGS text of the compile id", "log_pane.LogPane"),
+    ("diff", "Diff", "a recompile against the compile whose guard failed", "diff_pane.DiffPane"),
+    ("run", "Run", "costs, timeline, where ranks diverge", "run_pane.RunPane"),
 ]
+
+
+def pane_class(pane) -> type[Pane]:
+    """A pane's class, its module imported the first time: the panes not composed first are
+    mounted after the first screen (COMPOSED_FIRST), and importing them before it took 23 ms."""
+    if isinstance(pane, str):
+        module, name = pane.split(".")
+        pane = getattr(import_module(f"tlview.ui.{module}"), name)
+    return pane
 
 
 SHORT = {"summary": "Sum", "graphs": "Graph", "guards": "Guard", "recompiles": "Recomp",
@@ -73,7 +78,7 @@ class DetailPane(Vertical):
             for number, (tab_id, title, _, pane) in enumerate(TABS, 1):
                 with TabPane(f"{number} {title}", id=tab_id):
                     if tab_id in COMPOSED_FIRST:
-                        yield pane(id=f"{tab_id}-pane")
+                        yield pane_class(pane)(id=f"{tab_id}-pane")
 
     def on_mount(self) -> None:
         # the code panes' lexer, built before the first of them opens
@@ -100,7 +105,7 @@ class DetailPane(Vertical):
                 self.set_timer(MOUNT_LATER, self._mount_next_pane)
                 return
             holder, tab_id, pane = unmounted[0]
-            await holder.mount(pane(id=f"{tab_id}-pane"))
+            await holder.mount(pane_class(pane)(id=f"{tab_id}-pane"))
             self.call_after_refresh(self._mount_next_pane)
 
     @property
@@ -111,7 +116,7 @@ class DetailPane(Vertical):
         """This pane, now (asked for before its turn)."""
         for holder, its_id, pane in self._unmounted():
             if its_id == tab_id:
-                holder.mount(pane(id=f"{tab_id}-pane"))
+                holder.mount(pane_class(pane)(id=f"{tab_id}-pane"))
 
     @property
     def active(self) -> str:
