@@ -108,10 +108,12 @@ def test_a_failing_files_child_leaves_its_files_to_this_process(tmp_path, monkey
 _FORKSERVER_CHECK = """
 import multiprocessing, sys
 from multiprocessing import forkserver
+from tlview.model import parallel
 from tlview.model.indexing import prepare_for
 from tlview.source.discover import FoundLog
 
 prepare_for(FoundLog(sys.argv[1], "trace", None))
+parallel.asked_early(sys.argv[1])  # (asked in a thread, as the explorer goes on starting)
 server = forkserver._forkserver
 print(server._forkserver_pid is not None)
 if server._forkserver_pid is not None:
@@ -162,7 +164,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     early = Index().add_log(log)
     early.size = path.stat().st_size
     parallel.start_early(early, first=first, step=step)
-    assert len(asked) == 1 and len(parallel._ASKED[str(path)].futures) >= 2  # parts asked for now
+    assert len(parallel.asked_early(str(path)).futures) >= 2 and len(asked) == 1  # parts asked for now
 
     index = Index()
     source = index.add_log(log)
@@ -173,7 +175,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     assert build_summary(index) == build_summary(single)
 
     parallel.start_early(early, first=first, step=step)
-    pool = parallel._ASKED[str(path)].pool
+    pool = parallel.asked_early(str(path)).pool
     checked = Index(verify_md5=True)
     source = checked.add_log(log)
     source.size = early.size
@@ -213,7 +215,7 @@ def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, mo
     early = Index().add_log(log)
     early.size = path.stat().st_size
     parallel.start_early(early, first=first, step=step)
-    parts = parallel._ASKED[str(path)].futures
+    parts = parallel.asked_early(str(path)).futures
     assert all(isinstance(f.result(timeout=60), bytes) for f in parts)
     pieces = [pickle.loads(f.result())[1] for f in parts]
     nodes = [len(pickle.loads(piece)) for each in pieces for piece in each]
@@ -432,3 +434,37 @@ def test_a_failure_here_while_children_read_leaves_no_child_behind(tmp_path, mon
     assert set(children_then) & set(descendants(os.getpid())) == set()
     assert [n for n in split.notes if "indexed in one process (RuntimeError: boom)" in n]
     assert build_summary(split)["compiles"] == single["compiles"]
+
+
+def test_parts_are_asked_for_in_a_thread_and_the_explorer_does_not_wait_for_it(monkeypatch):
+    """start_early returns at once (the forkserver's imports took 76-83 ms of the 10,000-id
+    trace's first screen); the indexing waits for what it asked (asked_early)."""
+    import threading
+
+    go = threading.Event()
+    asked = parallel.AskedParts((), None, [], [])
+    monkeypatch.setattr(parallel, "start_forkserver", lambda: None)
+    monkeypatch.setattr(parallel, "_ask_pool", lambda *a: go.wait(10) and asked)
+    source = type("Source", (), {"path": "/nowhere/x.log"})()
+    parallel.start_early(source)  # (returns with the thread still waiting)
+    assert parallel._ASKING["/nowhere/x.log"].is_alive()
+    go.set()
+    assert parallel.asked_early("/nowhere/x.log") is asked
+    parallel._ASKED.pop("/nowhere/x.log")
+
+
+def test_streams_replaced_while_a_pool_starts_are_left_as_they_are(monkeypatch):
+    """A pool started in a thread swaps in usable streams if the app's have no descriptor, and
+    puts back only those it swapped, if still there: the app that replaced them meanwhile keeps
+    its own."""
+    import io
+    import sys
+
+    from tlview.model.pool import stdio_with_file_descriptors
+
+    captured, the_app_s = io.StringIO(), io.StringIO()  # no file descriptor: swapped
+    monkeypatch.setattr(sys, "stdout", captured)
+    with stdio_with_file_descriptors():
+        assert sys.stdout is sys.__stdout__
+        sys.stdout = the_app_s  # the app replaces it meanwhile
+    assert sys.stdout is the_app_s

@@ -14,7 +14,6 @@ from typing import Callable
 
 from tlview.model import gc_pauses, parallel
 from tlview.model.index import Index
-from tlview.model.pool import start_forkserver
 from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
 
@@ -37,19 +36,19 @@ def paused_gc(freeze: bool = False):
 
 def prepare_for(log: FoundLog) -> None:
     """Before the explorer starts on a log: a trace file worth several processes gets their
-    forkserver started, and its parts asked for, now, while the explorer starts."""
+    forkserver started, and its parts asked for, now, while the explorer starts (in a thread:
+    parallel.start_early)."""
     try:
         big = log.kind == TRACE and os.path.getsize(log.path) >= PARALLEL_BYTES
     except OSError:
         return
     if big:
         try:
-            start_forkserver()
             source = Index().add_log(log)  # as the explorer's index will read it
             source.size = os.path.getsize(log.path)
-            parallel.start_early(source)
         except OSError:
-            pass  # (no processes here: the indexing says so when it tries)
+            return  # (gone meanwhile: the indexing says so)
+        parallel.start_early(source)
 
 
 def open_index(path: str, latest: bool = False, verify_md5: bool = False,

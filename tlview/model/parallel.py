@@ -15,11 +15,12 @@ from __future__ import annotations
 import os
 import pickle
 import sys
+import threading
 from typing import NamedTuple
 
 from tlview.model.index import Index
-from tlview.model.pool import (POOLS, below_the_explorer, new_pool, stdio_with_file_descriptors,
-                               stop_workers)
+from tlview.model.pool import (POOLS, below_the_explorer, new_pool, start_forkserver,
+                               stdio_with_file_descriptors, stop_workers)
 from tlview.model.sharing import Share, shared_out
 from tlview.source.trace_file import TraceFile
 
@@ -187,7 +188,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     one worker sat idle while the other read the last part, and that part's merge came last.
     """
     source.peek_process()
-    asked = _ASKED.pop(source.path, None)
+    asked = asked_early(source.path) and _ASKED.pop(source.path)
     if asked is None or asked.key != _asked_key(source, first, step):
         if asked is not None and asked.pool is not None:  # asked for otherwise: not these parts
             POOLS.discard(asked.pool)
@@ -265,9 +266,30 @@ def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> 
     return AskedParts(key, pool, starts, futures)
 
 
+_ASKING: dict[str, threading.Thread] = {}  # start_early's threads, by path
+
+
 def start_early(source: TraceFile, workers: int | None = None, first: int = 8 << 20, step: int = 24 << 20) -> None:
     """Ask the pool for a big file's parts now, while the explorer starts (imports Textual,
     draws its first screen: 0.5 s): the parts of 10,000 compile ids were asked for only once
     it had, and the tree was whole 2.0-2.3 s after the start. `index_with_pool` takes them,
-    if the file is indexed the same way; a pool nobody takes is stopped at exit (stop_pools)."""
-    _ASKED[source.path] = _ask_pool(source, workers, first, step)
+    if the file is indexed the same way; a pool nobody takes is stopped at exit (stop_pools).
+
+    Asked in a thread of its own: the forkserver's start and the pool's first submit wait for the
+    forkserver's imports (76-83 ms), and the explorer went on to import only after them."""
+    def ask() -> None:
+        try:
+            start_forkserver()
+            _ASKED[source.path] = _ask_pool(source, workers, first, step)
+        except Exception:  # noqa: BLE001 - no processes here, or tlview ended meanwhile (a signal):
+            pass  # the indexing asks again, and says what fails; nothing is printed over the screen
+
+    asking = _ASKING[source.path] = threading.Thread(target=ask, name="tlview-pool-start", daemon=True)
+    asking.start()
+
+
+def asked_early(path: str) -> AskedParts | None:
+    """The parts start_early asked for `path`, once it has asked (None: none were)."""
+    if (asking := _ASKING.pop(path, None)) is not None:
+        asking.join()
+    return _ASKED.get(path)

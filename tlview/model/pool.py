@@ -139,15 +139,20 @@ def _end_with(pid: int) -> None:
 def stdio_with_file_descriptors():
     """multiprocessing starts its helper processes with sys.stderr's file descriptor; Textual
     replaces sys.stdout/sys.stderr with objects that have none while an app runs."""
-    saved = sys.stdout, sys.stderr
+    swapped = {}  # name: (what was there, what was put there)
     for name in ("stdout", "stderr"):
         try:
             usable = getattr(sys, name).fileno() >= 0  # Textual's capture answers -1
         except (AttributeError, OSError, ValueError):
             usable = False
         if not usable:
-            setattr(sys, name, getattr(sys, f"__{name}__") or open(os.devnull, "w"))
+            swapped[name] = (getattr(sys, name), getattr(sys, f"__{name}__") or open(os.devnull, "w"))
+            setattr(sys, name, swapped[name][1])
     try:
         yield
     finally:
-        sys.stdout, sys.stderr = saved
+        # Only what was swapped here, and still there: a pool started in a thread (start_early)
+        # must not put back streams the app replaced meanwhile.
+        for name, (was, put) in swapped.items():
+            if getattr(sys, name) is put:
+                setattr(sys, name, was)
