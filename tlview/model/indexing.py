@@ -23,17 +23,6 @@ PROGRESS_SECONDS = 0.2  # at most this long between two, over many small files
 DEFER_SLEEP = 0.01  # a deferring indexer's sleeps (Indexer.defer)
 
 
-def paused_gc(freeze: bool = False):
-    """Indexing allocates many small containers and frees none: the cyclic GC would scan the
-    growing index over and over (measured: 20% of the time of a 1 GB index).
-
-    With `freeze` (an index that lives as long as its process: the explorer's), what was made
-    is moved out of the GC's reach before it runs again. Otherwise its first collections walk
-    everything made meanwhile, each holding every thread: after 20,000 rank files, 239, 199 and
-    338 ms, and each key pressed then waited for one."""
-    return gc_pauses.paused(freeze)
-
-
 def prepare_for(log: FoundLog) -> None:
     """Before the explorer starts on a log: a trace file worth several processes gets their
     forkserver started, and its parts asked for, now, while the explorer starts (in a thread:
@@ -63,7 +52,7 @@ def open_index(path: str, latest: bool = False, verify_md5: bool = False,
     if cluster is not None:
         from tlview.model.dask_index import index_on_cluster
 
-        with paused_gc():
+        with gc_pauses.paused():
             index_on_cluster(index, cluster)
         parallel_ok = False  # Dask's threads run on: no fork (a TORCH_LOGS file is read here)
     Indexer(index, use_fork=parallel_ok, use_pool=False, parallel_ok=parallel_ok).run()
@@ -79,7 +68,7 @@ class Indexer:
                  defer: Callable[[], bool] = lambda: False) -> None:
         self.index = index
         self.defer = defer  # while true, sleep between files: another thread comes first (a UI)
-        self.freeze = freeze  # see paused_gc
+        self.freeze = freeze  # see gc_pauses.paused
         self.use_fork = use_fork  # only where no other thread runs
         self.use_pool = use_pool
         self.parallel_ok = parallel_ok and (use_fork or use_pool)
@@ -89,7 +78,7 @@ class Indexer:
 
     def run(self, finish: bool = True) -> None:
         """Read every source to its end (or until cancelled), then close the last records."""
-        with paused_gc(self.freeze):
+        with gc_pauses.paused(self.freeze):
             self.read_big_files()
             while not self.cancelled():
                 read = self._read_round()

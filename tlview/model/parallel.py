@@ -188,7 +188,8 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     one worker sat idle while the other read the last part, and that part's merge came last.
     """
     source.peek_process()
-    asked = asked_early(source.path) and _ASKED.pop(source.path)
+    asked_early(source.path)  # (what start_early asked for, once it has)
+    asked = _ASKED.pop(source.path, None)
     if asked is None or asked.key != _asked_key(source, first, step):
         if asked is not None and asked.pool is not None:  # asked for otherwise: not these parts
             POOLS.discard(asked.pool)

@@ -228,7 +228,7 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         payload ends in this block (at the next line that starts with "V") and matches its md5, is
         closed now; returns where the next envelope starts. Its lines are then not looked at one by
         one for a "V" (a record glued inside a line): a payload that matches its md5 holds no line
-        of another record. (146,000 such lines in a 100 MB trace: 0.06 s of 0.39.)"""
+        of another record. (A 100 MB trace, md5s checked, in one process: 0.33 -> 0.30 s.)"""
         rec = self._open
         if rec is None or not rec.md5 or rec.payload_start != base + eol + 1:
             return None
