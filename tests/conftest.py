@@ -176,6 +176,14 @@ def _without_size(environ) -> dict:
     return {k: v for k, v in environ.items() if k not in ("COLUMNS", "LINES")}
 
 
+def _cut_prefix(data: bytes, sequence: bytes) -> int:
+    """How many bytes at the end of `data` begin `sequence` (it may go on in the next read)."""
+    for size in range(min(len(sequence) - 1, len(data)), 0, -1):
+        if sequence.startswith(data[-size:]):
+            return size
+    return 0
+
+
 class Terminal:
     """One command in a pseudo-terminal of its own (ptyprocess), read through a terminal emulator
     (pyte): the screen a person sees, the title, the modes left set. Both come from PyPI, so the
@@ -183,6 +191,17 @@ class Terminal:
 
     KEYS = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
             "Up": "\x1b[A", "Down": "\x1b[B", "Right": "\x1b[C", "Left": "\x1b[D"}
+
+    # Synchronized output (mode 2026), as most terminals have it: asked whether it has it, the
+    # terminal says yes, and shows a frame that the program brackets with these only once it is
+    # whole. Without it a frame read in two pieces showed half of it: the tree's note updated above
+    # the old tree ("1 of 12 shown" over a tree of 12).
+    SYNC_QUERY, SYNC_YES = b"\x1b[?2026$p", b"\x1b[?2026;2$y"
+    SYNC_START, SYNC_END = b"\x1b[?2026h", b"\x1b[?2026l"
+    SYNC_TIMEOUT = 1.0  # seconds: a frame never ended (the program killed in it) is shown as it is
+    _pending = b""  # bytes not shown yet: a frame begun and not ended, or a cut sequence
+    _frame_since: float | None = None  # when the frame held now began
+    _cut_since = 0.0  # when a cut sequence was held
 
     def __init__(self, command: str, width: int = 150, height: int = 45, env: dict | None = None):
         self._screen = _Screen(width, height)
@@ -200,7 +219,39 @@ class Terminal:
             except (EOFError, OSError, ValueError):  # (ValueError: closed by close() meanwhile)
                 return
             with self._lock:
-                self._stream.feed(data)
+                if self.SYNC_QUERY in self._pending[-16:] + data:
+                    self.process.write(self.SYNC_YES)
+                self._show(data)
+
+    def _show(self, data: bytes) -> None:
+        """Feed the emulator what is whole: up to a frame's start, and each frame once it ended."""
+        data, self._pending = self._pending + data, b""
+        while data:
+            if self._frame_since is None:
+                start = data.find(self.SYNC_START)
+                if start < 0:
+                    keep = _cut_prefix(data, self.SYNC_START)  # (a start cut between two reads)
+                    self._stream.feed(data[:len(data) - keep])
+                    self._pending = data[len(data) - keep:]
+                    self._cut_since = time.monotonic()
+                    return
+                self._stream.feed(data[:start])
+                data, self._frame_since = data[start:], time.monotonic()
+            end = data.find(self.SYNC_END)
+            if end < 0:
+                self._pending = data
+                return
+            end += len(self.SYNC_END)
+            self._stream.feed(data[:end])
+            data, self._frame_since = data[end:], None
+
+    def _show_held_frame(self) -> None:
+        """What was held SYNC_TIMEOUT ago and is still held (a frame never ended, the program
+        killed in it) is shown as it is, as terminals do."""
+        since = self._frame_since if self._frame_since is not None else self._cut_since
+        if self._pending and time.monotonic() - since > self.SYNC_TIMEOUT:
+            self._stream.feed(self._pending)
+            self._pending, self._frame_since = b"", None
 
     def keys(self, *keys: str) -> None:
         for key in keys:
@@ -208,24 +259,28 @@ class Terminal:
 
     def screen(self) -> str:
         with self._lock:
+            self._show_held_frame()
             return "\n".join(line.rstrip() for line in self._screen.display)
 
     def cells(self) -> list[list]:
         """Each row's cells as pyte has them: the character, its colours (a name, or hex) and
         its attributes (bold, reverse, underscore)."""
         with self._lock:
+            self._show_held_frame()
             return [[self._screen.buffer[y][x] for x in range(self._screen.columns)]
                     for y in range(self._screen.lines)]
 
     @property
     def title(self) -> str:
         with self._lock:
+            self._show_held_frame()
             return self._screen.title
 
     def state(self) -> str:
         """`alternate cursor mouse...` as 0/1 flags: the alternate screen, the cursor shown, and the
         mouse reporting modes (1000, 1002, 1003, 1006, 1015) left on."""
         with self._lock:
+            self._show_held_frame()
             modes = set(self._screen.mode)
         private = lambda mode: int((mode << 5) in modes)  # pyte keeps a private mode shifted
         flags = [private(1049), int(pyte.modes.DECTCEM in modes)]
