@@ -757,6 +757,8 @@ async def test_the_panes_not_shown_are_mounted_once_the_logs_are_read(monkeypatc
 
     monkeypatch.setattr(detail_module, "MOUNT_LATER", 0.01)
     filling = [True]
+    lexer_built = []  # when the code panes' lexer was built: the panes mounted then
+    monkeypatch.setattr(detail_module, "warm_up", lambda: lexer_built.append(mounted(app)))
 
     class Holder(App):
         def compose(self):
@@ -772,8 +774,11 @@ async def test_the_panes_not_shown_are_mounted_once_the_logs_are_read(monkeypatc
         assert mounted(app) == set(COMPOSED_FIRST)
         run = app.query_one(DetailPane).pane("run")
         assert run.id == "run-pane" and mounted(app) == {*COMPOSED_FIRST, "run"}
+        assert not lexer_built  # (its imports and regexes were in front of the first screen)
         filling[0] = False
         await until(pilot, lambda: len(mounted(app)) == len(TABS), what="the other panes mounted")
+        await until(pilot, lambda: lexer_built, what="the lexer built, once the panes are mounted")
+        assert lexer_built == [{tab_id for tab_id, *_ in TABS}]
 
 
 @pytest.mark.asyncio

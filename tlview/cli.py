@@ -388,7 +388,7 @@ def _write(data: bytes) -> None:
 
 def _tui(args, flt) -> int:
     from tlview.model.filters import missing_rank
-    from tlview.source.discover import NoLogsError, find_logs
+    from tlview.source.discover import NoLogsError, find_logs, one_log_at
 
     try:  # the rest is read by the explorer's worker, after its first screen
         found, _notes = find_logs(args.path, latest=args.latest, first_only=flt.rank is None)
@@ -397,17 +397,17 @@ def _tui(args, flt) -> int:
     named = {log.rank_from_name for log in found if log.kind == "trace"}
     if named and None not in named and (problem := missing_rank(flt.rank, sorted(named))):
         return _fail(problem)  # every trace file names its rank: a rank not among them is a typo
-    from tlview.model.indexing import prepare_for
-
-    prepare_for(found[0])
-    from tlview.ui.launch import run_app
-
     from tlview.source.user_source import parse_roots
 
     try:
         roots = parse_roots(args.source_root)
     except ValueError as exc:
         return _fail(str(exc))
+    from tlview.model.indexing import prepare_for
+
+    prepare_for(found[0], alone=one_log_at(args.path, args.latest))
+    from tlview.ui.launch import run_app
+
     code = run_app(args.path, flt, latest=args.latest, source_roots=roots)
     global _leave_at_once
     _leave_at_once = True

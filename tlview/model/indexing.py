@@ -12,7 +12,7 @@ import os
 import time
 from typing import Callable
 
-from tlview.model import gc_pauses, parallel
+from tlview.model import early_part, gc_pauses, parallel
 from tlview.model.index import Index
 from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
@@ -23,20 +23,21 @@ PROGRESS_SECONDS = 0.2  # at most this long between two, over many small files
 DEFER_SLEEP = 0.01  # a deferring indexer's sleeps (Indexer.defer)
 
 
-def prepare_for(log: FoundLog) -> None:
-    """Before the explorer starts on a log: a trace file worth several processes gets their
-    forkserver started, and its parts asked for, now, while the explorer starts (in a thread:
-    parallel.start_early)."""
-    try:
-        big = log.kind == TRACE and os.path.getsize(log.path) >= PARALLEL_BYTES
-    except OSError:
+def prepare_for(log: FoundLog, alone: bool = True) -> None:
+    """Before the explorer starts on a log (`alone`: the only one it reads), with no other
+    thread running yet: a trace file's first range is indexed by a forked child
+    (early_part.start), and a file worth several processes gets their forkserver started, and
+    its parts asked for, now, while the explorer starts (in a thread: parallel.start_early)."""
+    if log.kind != TRACE:
         return
-    if big:
-        try:
-            source = Index().add_log(log)  # as the explorer's index will read it
-            source.size = os.path.getsize(log.path)
-        except OSError:
-            return  # (gone meanwhile: the indexing says so)
+    try:
+        source = Index().add_log(log)  # as the explorer's index will read it
+        source.size = os.path.getsize(log.path)
+    except OSError:
+        return  # (gone meanwhile: the indexing says so)
+    if alone or source.size >= PARALLEL_BYTES:  # (several files: see Indexer.run)
+        early_part.start(source)
+    if source.size >= PARALLEL_BYTES:
         parallel.start_early(source)
 
 
@@ -80,6 +81,9 @@ class Indexer:
         """Read every source to its end (or until cancelled), then close the last records."""
         with gc_pauses.paused(self.freeze):
             self.read_big_files()
+            if len(self.index.sources) == 1:  # (of several read in turn, one first would change their order)
+                early_part.take(self.index, self.index.sources[0], ..., self.cancelled, self.wait_while_deferred)
+            early_part.drop_all()
             while not self.cancelled():
                 read = self._read_round()
                 self.progress()
@@ -123,7 +127,9 @@ class Indexer:
                     parallel.index_split(self.index, source)
                 else:
                     parallel.index_with_pool(self.index, source, self.progress, self.cancelled,
-                                             defer=self.wait_while_deferred)
+                                             defer=self.wait_while_deferred,
+                                             take_first=lambda end, source=source: early_part.take(
+                                                 self.index, source, end, self.cancelled, self.wait_while_deferred))
             except Exception as exc:  # noqa: BLE001 - no processes allowed, a child failed: go on here
                 self.index.notes.append(f"{source.path}: indexed in one process "
                                         f"({type(exc).__name__}: {exc})")

@@ -79,6 +79,7 @@ def _index_later_range(source: TraceFile, start: int, end: int | None) -> dict:
                        (source.pid, source.started))
 
 
+FIRST_RANGE = 8 << 20  # bytes of a big file this process reads (early_part's child, or here) while the pool reads on
 POOL_WORKERS = 2  # the explorer's pool: the explorer keeps a core (fewer with TLVIEW_PROCESSES)
 
 
@@ -181,11 +182,13 @@ def index_files_split(index: Index, sources: list[TraceFile]) -> int:
 
 
 def index_with_pool(index: Index, source: TraceFile, progress, cancelled, workers: int | None = None,
-                    first: int = 8 << 20, step: int = 24 << 20, defer=lambda: None) -> None:
+                    first: int = FIRST_RANGE, step: int = 24 << 20, defer=lambda: None,
+                    take_first=lambda end: False) -> None:
     """Index a file not read yet: the first range here (the first screen comes from it), the
     rest in a process pool, started first so that its processes start while this one reads.
     `defer()` returns when this thread may go on merging a part. Parts of `step` bytes: at 48 MB
     one worker sat idle while the other read the last part, and that part's merge came last.
+    `take_first(end)` merges the range [0, end) if it was indexed already (early_part.take).
     """
     source.peek_process()
     asked_early(source.path)  # (what start_early asked for, once it has)
@@ -200,10 +203,10 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     from concurrent.futures import TimeoutError as FuturesTimeout
 
     if not starts:
-        index.feed(source, limit=None)
+        take_first(None) or index.feed(source, limit=None)
         progress()
         return
-    index.feed(source, limit=starts[0])
+    take_first(starts[0]) or index.feed(source, limit=starts[0])
     progress()
     finished = False
     try:
@@ -270,7 +273,7 @@ def _ask_pool(source: TraceFile, workers: int | None, first: int, step: int) -> 
 _ASKING: dict[str, threading.Thread] = {}  # start_early's threads, by path
 
 
-def start_early(source: TraceFile, workers: int | None = None, first: int = 8 << 20, step: int = 24 << 20) -> None:
+def start_early(source: TraceFile, workers: int | None = None, first: int = FIRST_RANGE, step: int = 24 << 20) -> None:
     """Ask the pool for a big file's parts now, while the explorer starts (imports Textual,
     draws its first screen: 0.5 s): the parts of 10,000 compile ids were asked for only once
     it had, and the tree was whole 2.0-2.3 s after the start. `index_with_pool` takes them,

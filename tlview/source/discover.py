@@ -8,6 +8,7 @@ says, with the path, in a note. A named pipe is never opened (that blocks until 
 from __future__ import annotations
 
 import errno
+import itertools
 import os
 import re
 import shlex
@@ -288,6 +289,20 @@ def _mtime(path: str) -> float:
         return os.path.getmtime(path)
     except OSError:
         return 0.0
+
+
+def one_log_at(path: str, latest: bool) -> bool:
+    """Whether the explorer reads one log at `path`: a file, the latest run, or a folder of one
+    file. (A folder of many is not listed a second time for this: 20,000 rank files.)"""
+    try:
+        if latest or not stat.S_ISDIR(os.stat(path).st_mode):
+            return True
+        with os.scandir(path) as entries:
+            if len(list(itertools.islice(entries, 2))) > 1:
+                return False
+    except OSError:
+        return False
+    return len(folder_files(path)) == 1  # (one entry: a file, or a folder one level down)
 
 
 def folder_files(folder: str, notes: list[str] | None = None) -> list[str]:

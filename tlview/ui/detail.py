@@ -72,6 +72,7 @@ class DetailPane(Vertical):
         self.selection = selection
         self._shown: dict[str, Selection] = {}
         self._mount_later = mount_later  # () -> True while the panes not shown wait (the logs' first read)
+        self._lexer_built = False
 
     def compose(self):
         with TabbedContent(id="tabs"):
@@ -81,8 +82,6 @@ class DetailPane(Vertical):
                         yield pane_class(pane)(id=f"{tab_id}-pane")
 
     def on_mount(self) -> None:
-        # the code panes' lexer, built before the first of them opens
-        self.run_worker(warm_up, name="lexer warm-up", thread=True, exit_on_error=False)
         self.call_after_refresh(self._mount_next_pane)
 
     def _unmounted(self):
@@ -107,6 +106,10 @@ class DetailPane(Vertical):
             holder, tab_id, pane = unmounted[0]
             await holder.mount(pane_class(pane)(id=f"{tab_id}-pane"))
             self.call_after_refresh(self._mount_next_pane)
+        elif not self._lexer_built and self.is_attached and self.app.is_running:
+            # the code panes' lexer, built before the first of them opens
+            self._lexer_built = True
+            self.run_worker(warm_up, name="lexer warm-up", thread=True, exit_on_error=False)
 
     @property
     def all_mounted(self) -> bool:

@@ -15,7 +15,6 @@ from functools import lru_cache, partial
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from rich.syntax import Syntax
 from rich.text import Text
 from textual.cache import LRUCache
 from textual.geometry import Size
@@ -63,13 +62,18 @@ def first_block(lines: list[str], language: str | None) -> list[Text] | None:
 
 
 @lru_cache(maxsize=4)
-def _highlighter(language: str) -> Syntax:
+def _highlighter(language: str):
+    # rich.syntax imports pygments (8 ms): not on the way to the first screen
+    from rich.syntax import Syntax
+
     return Syntax("", language, theme="ansi_dark", word_wrap=False)
 
 
 def warm_up(language: str = "python") -> None:
     """Build the lexer once, off the UI thread: pygments compiles its regexes on first use (80 ms,
-    measured), which would otherwise land on the first code pane a person opens."""
+    measured), which would otherwise land on the first code pane a person opens. Called once the
+    panes are mounted: at mount, its 25-35 ms of imports and regexes held the GIL in front of
+    the first screen."""
     _highlighter(language).highlight("x = 1")
 
 
