@@ -55,7 +55,8 @@ def start(source: TraceFile) -> None:
     source.close()
     read, write = os.pipe()
     pid = os.fork()
-    if pid == 0:  # the child: quiet, it ends however its work ends
+    if pid == 0:  # the child: quiet, it ends however its work ends (1: it failed)
+        failed = 1
         try:
             os.close(read)
             set_up_indexing_child()
@@ -63,8 +64,9 @@ def start(source: TraceFile) -> None:
                                       (None, None))
             with os.fdopen(write, "wb") as out:
                 out.write(data)
+            failed = 0
         finally:
-            os._exit(0)
+            os._exit(failed)
     os.close(write)
     _EARLY[source.path] = EarlyPart((source.verify_md5, source.rank_from_name), end, pid, read)
 
