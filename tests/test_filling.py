@@ -818,3 +818,49 @@ async def test_a_pane_left_for_another_is_told_at_once_and_its_thread_stops(monk
         monkeypatch.setattr(run_pane, "run_view", real_view)
         await pilot.press("9")
         await until(pilot, lambda: "Total compile time" in pane.copy_text(), what="the Run pane's view")
+
+
+@pytest.mark.asyncio
+async def test_the_graphs_list_mounted_as_the_app_ends_sets_nothing_up():
+    """The Graphs pane is mounted after the first screen: a signal just then ends the app while
+    its Select mounts, with its overlay gone. Textual's Select asks for the overlay as it mounts
+    (NoMatches, and the app ended with a traceback); the pane's own sets nothing up then."""
+    from textual.app import App
+    from textual.css.query import NoMatches
+    from textual.widgets import Select
+
+    from tlview.ui.graphs_pane import GraphSelect
+
+    class Bare:
+        def compose(self):  # as the app ends: its children gone before its Mount is handled
+            return iter(())
+
+    class BareGraphSelect(Bare, GraphSelect):
+        pass
+
+    class BareSelect(Bare, Select):
+        pass
+
+    for select, fails in ((BareGraphSelect, False), (BareSelect, True)):
+        class Holder(App):
+            def compose(self):
+                yield select([("a", 1)], id="s")
+
+        app = Holder()
+        failed = None
+        try:
+            async with app.run_test() as pilot:
+                await pilot.pause()
+        except NoMatches as exc:
+            failed = exc
+        assert (failed is not None) is fails, select
+        if not fails:
+            with_overlay = GraphSelect([("a", 1)], value=1)
+
+            class Whole(App):
+                def compose(self):
+                    yield with_overlay
+
+            async with Whole().run_test() as pilot:
+                await pilot.pause()
+                assert with_overlay.query_one("SelectCurrent").has_value  # set up as Select is

@@ -7,6 +7,7 @@ from textual import on, work
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
+from textual.widgets._select import SelectOverlay
 
 from tlview.model.artifacts import Artifact
 from tlview.model.kinds import Role
@@ -53,6 +54,15 @@ def choice_of(artifacts: list[Artifact], index: int) -> tuple[str, int, int]:
     return art.name, sum(1 for a in artifacts[:index] if a.name == art.name), art.kind.order
 
 
+class GraphSelect(Select):
+    """The narrow pane's list. Mounted as the app ends (a signal just after the first screen),
+    it finds its overlay gone: nothing to set up then (Select's own setup asks for it)."""
+
+    def _on_mount(self, event) -> None:
+        if not self.query(SelectOverlay):
+            event.prevent_default()
+
+
 class GraphsPane(Pane, Horizontal):
     """The list of graphs and code beside the one shown; in a narrow pane (80 columns) the list
     is a Select above the code, so the code keeps its width."""
@@ -75,7 +85,7 @@ class GraphsPane(Pane, Horizontal):
     def compose(self):
         yield SteadyOptionList(id="graph-list")
         with Vertical():
-            yield Select([], id="graph-select", prompt="no graphs", compact=True)
+            yield GraphSelect([], id="graph-select", prompt="no graphs", compact=True)
             yield Static(id="graph-info")
             yield PayloadView(id="graph-view")
 
