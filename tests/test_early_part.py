@@ -98,41 +98,33 @@ def a_big_trace_s_first_range_comes_from_the_early_child_and_the_rest_from_the_p
     _no_child_left(pid)
 
 
-def a_part_read_otherwise_is_dropped_and_the_file_read_here(tmp_path):
-    """The early child read it without md5 checks: an index that checks them reads it itself."""
-    path = _corpus_trace("recompiles")
+def _left_to_this_process(path, to_the_child=lambda pid: None, verify_md5: bool = False) -> None:
+    """The early child starts on `path`, then `to_the_child(pid)`: the explorer's indexing reads
+    the whole file itself, its index is one process's, and no child is left."""
     prepare_for(find_logs(str(path))[0][0])
     pid = _child(path)
-    index, read_here = _explorer_index(path, verify_md5=True)
+    to_the_child(pid)
+    index, read_here = _explorer_index(path, verify_md5=verify_md5)
     assert sum(read_here) == path.stat().st_size
     _same_index(index, path)
     _no_child_left(pid)
 
 
-def a_child_that_fails_leaves_the_file_to_this_process(tmp_path):
-    path = _corpus_trace("recompiles")
+def a_part_read_otherwise_is_dropped_and_the_file_read_here(tmp_path):
+    """The early child read it without md5 checks: an index that checks them reads it itself."""
+    _left_to_this_process(_corpus_trace("recompiles"), verify_md5=True)
 
+
+def a_child_that_fails_leaves_the_file_to_this_process(tmp_path):
     def broken(*args):
         raise MemoryError
 
     early_part.index_range_packed = broken
-    prepare_for(find_logs(str(path))[0][0])
-    pid = _child(path)
-    index, read_here = _explorer_index(path)
-    assert sum(read_here) == path.stat().st_size
-    _same_index(index, path)
-    _no_child_left(pid)
+    _left_to_this_process(_corpus_trace("recompiles"))
 
 
 def a_child_killed_midway_leaves_the_file_to_this_process(tmp_path):
-    path = _corpus_trace("model")
-    prepare_for(find_logs(str(path))[0][0])
-    pid = _child(path)
-    os.kill(pid, 9)
-    index, read_here = _explorer_index(path)
-    assert sum(read_here) == path.stat().st_size
-    _same_index(index, path)
-    _no_child_left(pid)
+    _left_to_this_process(_corpus_trace("model"), lambda pid: os.kill(pid, 9))
 
 
 def quitting_while_the_child_reads_ends_it(tmp_path):
