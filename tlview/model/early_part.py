@@ -19,6 +19,7 @@ import os
 import select
 import signal
 import threading
+from contextlib import suppress
 from typing import Callable, NamedTuple
 
 from tlview.model.index import Index
@@ -109,15 +110,12 @@ def take(index: Index, source: TraceFile, end=..., cancelled: Callable[[], bool]
 
 def _drop(early: EarlyPart) -> None:
     """A part nobody takes: its child ended, its pipe closed."""
-    try:
+    with suppress(OSError):
         os.kill(early.pid, signal.SIGKILL)
-    except OSError:
-        pass
-    for close in (lambda: os.close(early.pipe), lambda: os.waitpid(early.pid, 0)):
-        try:
-            close()
-        except OSError:
-            pass
+    with suppress(OSError):
+        os.close(early.pipe)
+    with suppress(OSError):
+        os.waitpid(early.pid, 0)
 
 
 def drop_all() -> None:

@@ -7,7 +7,6 @@ from textual import on, work
 from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
-from textual.widgets._select import SelectOverlay
 
 from tlview.model.artifacts import Artifact
 from tlview.model.kinds import Role
@@ -59,7 +58,7 @@ class GraphSelect(Select):
     it finds its overlay gone: nothing to set up then (Select's own setup asks for it)."""
 
     def _on_mount(self, event) -> None:
-        if not self.query(SelectOverlay):
+        if not self.query("SelectOverlay"):
             event.prevent_default()
 
 
