@@ -211,3 +211,28 @@ async def test_a_failed_comparison_is_shown_and_the_app_stays(tmp_path):
         assert app.is_running
         await press(pilot, "question_mark")  # the keys still work
         assert isinstance(app.screen, HelpScreen)
+
+
+async def test_the_head_takes_the_height_of_its_totals_line_as_it_comes():
+    """At 80 columns the totals line wraps: a line more than "reading both runs…" took. The
+    head kept its old height until some other layout came (the 80x24 snapshot cut it once,
+    under load): it is laid out as its text changes."""
+    from textual.app import App
+
+    from tlview.diagnose.compare import compare
+    from tlview.model.indexing import open_index
+
+    comparison = compare(open_index(BEFORE), open_index(AFTER), BEFORE, AFTER)
+
+    class Holder(App):
+        def compose(self):
+            yield CompareHead(BEFORE, AFTER)
+
+    app = Holder()
+    async with app.run_test(size=(80, 24)) as pilot:
+        head = app.query_one(CompareHead)
+        await pilot.pause()
+        assert head.size.height == 2  # the runs, "reading both runs…"
+        head.comparison = comparison
+        await pilot.pause()
+        assert head.size.height == 3 and "compile time" in visible_lines(head)[-1]

@@ -19,8 +19,11 @@ class CompareHead(Static):
     CompareHead { dock: top; height: auto; padding: 0 1; background: $boost; }
     """
 
-    comparison: reactive[Comparison | None] = reactive(None)
-    failure: reactive[str] = reactive("")
+    # layout=True: the totals line that comes wraps at a narrow width, a line more than "reading
+    # both runs…" took; with a repaint alone, the head kept its height until some other layout
+    # came, and cut it (the 80x24 snapshot, once under load).
+    comparison: reactive[Comparison | None] = reactive(None, layout=True)
+    failure: reactive[str] = reactive("", layout=True)
 
     def __init__(self, before: str, after: str, **kwargs) -> None:
         super().__init__(**kwargs)
