@@ -11,7 +11,7 @@ import threading
 
 import pytest
 
-from conftest import GENERATED, json_for, ready, until
+from conftest import CORPUS, GENERATED, json_for, press, ready, until
 
 RANKS4 = GENERATED / "multi_rank4" / "trace"
 
@@ -864,3 +864,31 @@ async def test_the_graphs_list_mounted_as_the_app_ends_sets_nothing_up():
             async with Whole().run_test() as pilot:
                 await pilot.pause()
                 assert with_overlay.query_one("SelectCurrent").has_value  # set up as Select is
+
+
+@pytest.mark.asyncio
+async def test_a_pane_asked_for_while_the_logs_are_first_read_shows_once_mounted(monkeypatch):
+    """While the logs are first read the panes not shown wait to be mounted; a key for one (4,
+    `o`, `y`) mounts it then. It was shown before its widgets were there: the app ended with
+    NoMatches ('#recompile-head' at 20,000 rank files, '#graph-list' on `o`)."""
+    from tlview.ui.app import TlviewApp
+    from tlview.ui.detail import COMPOSED_FIRST, TABS
+    from tlview.ui.payload_view import PayloadView
+
+    monkeypatch.setattr(TlviewApp, "filling", lambda self: True)  # the panes wait
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=(150, 45)) as pilot:
+        await until(pilot, lambda: app.facts.finished and app.tree.entry is not None, what="read")
+        await press(pilot, "j")  # [0/1]: a recompile
+        mounted = {tab_id for tab_id, *_ in TABS if app.query(f"#{tab_id}-pane")}
+        assert mounted == set(COMPOSED_FIRST)
+        await press(pilot, "4", "y")
+        head = app.query_one("#recompile-head")
+        await until(pilot, lambda: "[0/1]" in str(head.render()), what="the recompile shown")
+        await press(pilot, "o")
+        view = app.query_one("#graph-view", PayloadView)
+        await until(pilot, lambda: "def call" in view.text, what="the output code")
+        assert app.focused is view and app.detail.active == "graphs"
+        for key in "356789":
+            await press(pilot, key)
+        assert app.is_running and app.detail.active == "run"

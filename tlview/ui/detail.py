@@ -6,6 +6,7 @@ from importlib import import_module
 
 from textual import on
 from textual.containers import Vertical
+from textual.widget import AwaitMount
 from textual.widgets import TabbedContent, TabPane, Tabs
 
 from tlview.model.look import missing_sources_line
@@ -147,10 +148,19 @@ class DetailPane(Vertical):
         underline.highlight_start, underline.highlight_end = start, end
 
     def pane(self, tab_id: str | None = None) -> Pane:
+        """The pane of a tab: one asked for before its turn is mounted now, and has its widgets
+        once its Mount is handled (is_mounted; `pane_mounted` waits for it)."""
         tab_id = tab_id or self.active
         if not self.query(f"#{tab_id}-pane"):
             self._mount_pane(tab_id)
         return self.query_one(f"#{tab_id}-pane")
+
+    async def pane_mounted(self, tab_id: str) -> Pane:
+        """The pane of a tab, with its widgets."""
+        pane = self.pane(tab_id)
+        if not pane.is_mounted:
+            await AwaitMount(pane.parent, [pane])
+        return pane
 
     def main_view(self):
         """The active pane's main view (a payload, a table, a list): where its keys go."""
@@ -176,8 +186,12 @@ class DetailPane(Vertical):
     def _fill(self, tab_id: str) -> None:
         if not tab_id or self._shown.get(tab_id) == self.selection:
             return
+        pane = self.pane(tab_id)
+        if not pane.is_mounted:  # asked for before its turn (a key while the logs are first read):
+            pane.call_later(self._fill, tab_id)  # shown once its widgets are there
+            return
         self._shown[tab_id] = self.selection
-        self.pane(tab_id).show(self.selection)
+        pane.show(self.selection)
         self._tell_missing_source()
 
     _told_missing_source = False
@@ -217,5 +231,6 @@ class DetailPane(Vertical):
         self._fill(self.active)
 
     def copy_text(self) -> str | None:
-        """The text the active pane shows (what `y` copies and `e` opens)."""
-        return self.pane().copy_text()
+        """The text the active pane shows (what `y` copies and `e` opens); None before it shows any."""
+        pane = self.pane()
+        return pane.copy_text() if pane.is_mounted else None

@@ -63,10 +63,11 @@ class PaneReading:
 
     _focused_before_maximize = None  # where `m` was pressed: focused again once restored
 
-    def action_output_code(self) -> None:
+    async def action_output_code(self) -> None:
         """`o`: the output code of the selected compile id, in one key (it took eight)."""
-        self.detail.pane("graphs").choose(Role.CODE, self.detail.selection.entry)
-        graphs = self.detail.open("graphs")
+        graphs = await self.detail.pane_mounted("graphs")  # (pressed before it was: mounted now)
+        graphs.choose(Role.CODE, self.detail.selection.entry)
+        self.detail.open("graphs")
         if graphs.pick(Role.CODE):
             self.screen.set_focus(self.query_one("#graph-view", PayloadView))
         elif self.detail.selection.entry is not None:
