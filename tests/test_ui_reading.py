@@ -399,3 +399,24 @@ async def test_a_match_in_view_keeps_the_page_where_it_is():
         await type_in(pilot, off_page)
         line, _ = view.search.position()
         assert line >= 2 * height and view.scroll_offset.y == line - view.size.height // 3
+
+
+async def test_a_digit_from_inside_a_pane_shows_that_pane_and_reading_goes_on_there():
+    """At 80x24, reading the output code (`o`), `9` stayed on Graphs: the hidden code view gave
+    its focus to the pane's list (a Select at 80 columns) and TabbedContent showed its pane
+    again. A digit shows its pane, and the keys go on to that pane's view."""
+    from tlview.ui.rendered_view import RenderedView
+
+    app = TlviewApp(str(CORPUS / "graph_breaks"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "o")
+        assert app.detail.active == "graphs" and isinstance(app.focused, PayloadView)
+        await press(pilot, "9")
+        assert app.detail.active == "run" and isinstance(app.focused, RenderedView)
+        assert app.focused in app.detail.pane("run").walk_children()
+        await press(pilot, "3")
+        assert app.detail.active == "guards" and app.focused in app.detail.pane("guards").walk_children()
+        app.tree.focus()
+        await press(pilot, "9")  # from the tree: the tree keeps the keys
+        assert app.detail.active == "run" and app.focused is app.tree

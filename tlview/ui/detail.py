@@ -129,10 +129,18 @@ class DetailPane(Vertical):
     @active.setter
     def active(self, tab_id: str) -> None:
         tabs = self.query_one("#tabs", TabbedContent)
+        # Reading inside a pane, a digit goes on reading in the other. The focused view, hidden,
+        # gave its focus to a sibling (the Graphs pane's list at 80 columns), and TabbedContent
+        # showed that sibling's pane again: `9` from the output code at 80x24 stayed on Graphs.
+        inside = self.has_focus_within and tabs.active != tab_id
+        if inside:
+            self.screen.set_focus(None)
         if tabs.active and tabs.active != tab_id and (shown := self.query(f"#{tabs.active}-pane")):
             shown.first().leave()
         tabs.active = tab_id
         self._underline_now(tabs)
+        if inside:
+            self.focus_pane()
 
     def _underline_now(self, tabs: TabbedContent) -> None:
         """The active tab underlined in the frame that shows its pane. Textual's Tabs moves the
