@@ -236,3 +236,19 @@ async def test_the_head_takes_the_height_of_its_totals_line_as_it_comes():
         head.comparison = comparison
         await pilot.pause()
         assert head.size.height == 3 and "compile time" in visible_lines(head)[-1]
+
+
+async def test_with_nothing_selected_every_pane_opens():
+    """A filter that keeps no problem of either run leaves nothing selected: `9` ended the app
+    (the Run pane read the run of no selection). Each pane opens, the Run pane says so."""
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await compared(app, pilot)
+        await press(pilot, "slash")
+        await type_in(pilot, "zzzz")
+        await press(pilot, "enter")
+        await until(pilot, lambda: app.detail.selection.index is None, what="nothing selected")
+        for number, (tab_id, *_) in enumerate(TABS, 1):
+            await press(pilot, str(number))
+            assert app.is_running and app.detail.active == tab_id
+        assert "no run selected" in app.detail.copy_text()

@@ -148,6 +148,11 @@ class RunPane(Pane, Vertical):
         self._selection = selection
         index = selection.index
         width = self._width()
+        if index is None:  # no run (the compare view with a filter that keeps nothing)
+            self._shown = self._wanted = None
+            note = Group(Text("no run selected", style="dim"))
+            self.query_one("#run-body", RenderedView).show(note, render_strips(note, self.app.console, width))
+            return
         shown = (id(index), selection.rank, width, index.bytes_read, len(index.nodes), len(index.problems))
         if shown != self._shown:
             self._shown = shown
