@@ -420,3 +420,29 @@ async def test_a_digit_from_inside_a_pane_shows_that_pane_and_reading_goes_on_th
         app.tree.focus()
         await press(pilot, "9")  # from the tree: the tree keeps the keys
         assert app.detail.active == "run" and app.focused is app.tree
+
+
+async def test_a_page_key_while_the_palette_replaces_its_options_moves_nothing():
+    """Ctrl+P, a query typed, PageDown: the palette had replaced its options (each character of
+    a query does) and not laid them out yet, and Textual's list paged by lines it did not have:
+    KeyError, and tlview ended (random keys in tmux, three times in eight runs)."""
+    from textual.command import CommandList
+
+    from tlview.ui.commands import Palette
+
+    app = TlviewApp(str(CORPUS / "graph_breaks"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, Palette), what="the palette")
+        palette = app.screen
+        commands = palette.query_one(CommandList)
+        commands.styles.max_height = 0  # not laid out yet: no room, no lines (OptionList._update_lines)
+        await pilot.pause()
+        commands.clear_options()  # as a character typed does
+        commands.add_options(["Show: Run", "Show: Log"])
+        commands.highlighted = 0
+        for key in ("page_down", "page_up"):
+            await palette.run_action(f"command_list('{key}')")
+        await press(pilot, "pagedown", "escape")
+        assert app.is_running and app.screen is not palette

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from textual.app import App, SystemCommand
+from textual.command import CommandPalette
 
 from tlview.model.filters import CATEGORIES
 from tlview.model.look import ranks_text
@@ -31,3 +32,16 @@ def tlview_commands(app: App) -> Iterable[SystemCommand]:
                             lambda r=group.rank: app.set_filter(f"rank:{r}"))
     yield SystemCommand("Copy payload", "copy the shown payload to the clipboard", app.action_copy_payload)
     yield SystemCommand("Keys", "list every key", app.action_help)
+
+
+class Palette(CommandPalette):
+    """Textual's palette. Its list pages by the lines it has laid out: a page key while the
+    palette replaced its options (as a query was typed) found none (KeyError in OptionList), and
+    that ended tlview (random keys in tmux found it). There is no page to move by then."""
+
+    def _action_command_list(self, action: str) -> None:
+        try:
+            super()._action_command_list(action)
+        except KeyError:
+            if action not in ("page_up", "page_down"):
+                raise

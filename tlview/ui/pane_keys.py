@@ -3,6 +3,7 @@ key (the app's, its tree's and the payload views', each with its tooltip). Mixed
 
 from __future__ import annotations
 
+from tlview.ui.commands import Palette
 from tlview.ui.detail import DetailPane
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.payload_view import PayloadView
@@ -15,6 +16,11 @@ class PaneKeys:
 
     def action_show_tab(self, tab_id: str) -> None:
         self.detail.active = tab_id
+
+    def action_command_palette(self) -> None:
+        """Ctrl+P: Textual's palette, its page keys safe (commands.Palette)."""
+        if self.use_command_palette and not Palette.is_open(self):
+            self.push_screen(Palette(id="--command-palette"))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen([*self.BINDINGS, *self.tree.BINDINGS, *PayloadView.BINDINGS]))
