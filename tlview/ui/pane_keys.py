@@ -1,5 +1,6 @@
 """What the explorer and the compare view share about their panes: 1-9 show one, `?` lists every
-key (the app's, its tree's and the payload views', each with its tooltip). Mixed into both apps."""
+key (the app's, its tree's and the payload views', each with its tooltip), Ctrl+P opens the
+palette. Mixed into both apps."""
 
 from __future__ import annotations
 
