@@ -217,3 +217,26 @@ async def test_a_narrow_tree_keeps_each_label_s_count_and_badges():
         for entry, text in rows:
             if entry.kind == "compile":
                 assert f"[{entry.node.id}]" in text and entry.status.word in text, text
+
+
+@pytest.mark.asyncio
+async def test_a_restarted_compile_shows_the_guards_its_final_attempt_built():
+    """[0/0] of graph_breaks restarted after its graph break: its first attempt built no guards,
+    [0/0_1] built 13 (its G13 badge). On [0/0] the Guards pane said "no guards recorded"; it shows
+    the guards of the attempt that compiled, and says whose they are."""
+    from conftest import CORPUS, SIZE, press, ready
+    from tlview.ui.app import TlviewApp
+
+    app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        entry = app.tree.entry
+        assert entry.kind == "compile" and entry.node.id == "0/0"
+        assert [n.id for n in entry.compile.attempts] == ["0/0", "0/0_1"]
+        await press(pilot, "3")
+        text = app.detail.copy_text()
+        assert text.splitlines()[0] == "# the guards of 0/0_1, the attempt that compiled"
+        assert "TREE_GUARD_MANAGER:" in text
+        await press(pilot, "j")  # the attempt itself: its own guards, no word on whose
+        assert app.tree.entry.kind == "attempt"
+        assert app.detail.copy_text().splitlines()[0] == "# dynamo_cpp_guards_str"

@@ -272,6 +272,14 @@ class Compile:
                 return node
         return self.head
 
+    def attempt_with_guards(self) -> CompileNode:
+        """The attempt whose guards the compile is shown with: after a restart, the last one
+        that built guards (the attempts thrown away built none)."""
+        for node in reversed(self.attempts):
+            if node.artifacts_in(Role.GUARDS) or any(d.is_guard for d in node.dynamic):
+                return node
+        return self.head
+
     @property
     def failure(self) -> Failure | None:
         return next((n.failure for n in reversed(self.attempts) if n.failure), None)

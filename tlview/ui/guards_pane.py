@@ -9,9 +9,11 @@ from tlview.ui.text_pane import TextPane
 
 
 def guards_text(selection: Selection) -> str:
-    """Read from disk: call from a worker thread."""
-    node = selection.entry.node
-    parts = []
+    """Read from disk: call from a worker thread. A compile's are those of its attempt that
+    built guards (after a restart, not the first attempt's: it built none)."""
+    entry = selection.entry
+    node = entry.compile.attempt_with_guards() if entry.kind == "compile" else entry.node
+    parts = [f"# the guards of {node.id}, the attempt that compiled"] if node is not entry.node else []
     named = None
     for art in node.artifacts_in(Role.GUARDS):
         payload = art.load()
