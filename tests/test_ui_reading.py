@@ -446,3 +446,30 @@ async def test_a_page_key_while_the_palette_replaces_its_options_moves_nothing()
             await palette.run_action(f"command_list('{key}')")
         await press(pilot, "pagedown", "escape")
         assert app.is_running and app.screen is not palette
+
+
+async def test_the_palette_chosen_twice_in_a_moment_closes_once():
+    """Enter on the palette's command came again after the palette was closed (a queued Enter):
+    Textual dismissed it a second time, popping the screen under it (ScreenStackError at the last
+    one, and tlview ended; random keys in tmux). It closes once; the screen under it stays."""
+    from textual.command import DiscoveryHit
+
+    from tlview.ui.commands import Palette
+    from tlview.ui.help_screen import HelpScreen
+
+    app = TlviewApp(str(CORPUS / "graph_breaks"))
+    async with app.run_test(size=(120, 40)) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, Palette), what="the palette")
+        palette = app.screen
+        ran = []
+        palette._selected_command = DiscoveryHit("Keys", lambda: ran.append(1))
+        palette._list_visible = False  # (a command chosen: Enter runs it)
+        palette._select_or_command()  # the first Enter: closed, its command run
+        await until(pilot, lambda: ran and app.screen is not palette, what="the command")
+        await press(pilot, "question_mark")
+        assert isinstance(app.screen, HelpScreen)
+        palette._select_or_command()  # the second, queued: nothing more is closed
+        await pilot.pause()
+        assert app.is_running and isinstance(app.screen, HelpScreen)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Iterable
 
 from textual.app import App, SystemCommand
+from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 
 from tlview.model.filters import CATEGORIES
@@ -35,9 +36,16 @@ def tlview_commands(app: App) -> Iterable[SystemCommand]:
 
 
 class Palette(CommandPalette):
-    """Textual's palette. Its list pages by the lines it has laid out: a page key while the
-    palette replaced its options (as a query was typed) found none (KeyError in OptionList), and
-    that ended tlview (random keys in tmux found it). There is no page to move by then."""
+    """Textual's palette, with two of its races closed (each ended tlview; random keys in tmux
+    found them). Its list pages by the lines it has laid out: a page key while the palette
+    replaced its options (as a query was typed) found none (KeyError in OptionList); there is no
+    page to move by then. And a second Enter as the first one's command was chosen dismissed it
+    again: it popped the screen under it (ScreenStackError, the last one)."""
+
+    def dismiss(self, result=None) -> AwaitComplete:
+        if self.app.screen is not self:  # dismissed already
+            return AwaitComplete.nothing()
+        return super().dismiss(result)
 
     def _action_command_list(self, action: str) -> None:
         try:
