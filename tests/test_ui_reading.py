@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import re
+from contextlib import asynccontextmanager
 
 from tlview.model.filters import Filter
 from tlview.model.verdict import Kind
@@ -422,20 +423,26 @@ async def test_a_digit_from_inside_a_pane_shows_that_pane_and_reading_goes_on_th
         assert app.detail.active == "run" and app.focused is app.tree
 
 
+@asynccontextmanager
+async def _palette_open(size: tuple[int, int]):
+    """The explorer on graph_breaks, read, its palette open (Ctrl+P): (app, pilot, palette)."""
+    from tlview.ui.commands import Palette
+
+    app = TlviewApp(str(CORPUS / "graph_breaks"))
+    async with app.run_test(size=size) as pilot:
+        await ready(app, pilot)
+        await pilot.press("ctrl+p")
+        await until(pilot, lambda: isinstance(app.screen, Palette), what="the palette")
+        yield app, pilot, app.screen
+
+
 async def test_a_page_key_while_the_palette_replaces_its_options_moves_nothing():
     """Ctrl+P, a query typed, PageDown: the palette had replaced its options (each character of
     a query does) and not laid them out yet, and Textual's list paged by lines it did not have:
     KeyError, and tlview ended (random keys in tmux, three times in eight runs)."""
     from textual.command import CommandList
 
-    from tlview.ui.commands import Palette
-
-    app = TlviewApp(str(CORPUS / "graph_breaks"))
-    async with app.run_test(size=(80, 24)) as pilot:
-        await ready(app, pilot)
-        await pilot.press("ctrl+p")
-        await until(pilot, lambda: isinstance(app.screen, Palette), what="the palette")
-        palette = app.screen
+    async with _palette_open((80, 24)) as (app, pilot, palette):
         commands = palette.query_one(CommandList)
         commands.styles.max_height = 0  # not laid out yet: no room, no lines (OptionList._update_lines)
         await pilot.pause()
@@ -454,15 +461,9 @@ async def test_the_palette_chosen_twice_in_a_moment_closes_once():
     one, and tlview ended; random keys in tmux). It closes once; the screen under it stays."""
     from textual.command import DiscoveryHit
 
-    from tlview.ui.commands import Palette
     from tlview.ui.help_screen import HelpScreen
 
-    app = TlviewApp(str(CORPUS / "graph_breaks"))
-    async with app.run_test(size=(120, 40)) as pilot:
-        await ready(app, pilot)
-        await pilot.press("ctrl+p")
-        await until(pilot, lambda: isinstance(app.screen, Palette), what="the palette")
-        palette = app.screen
+    async with _palette_open((120, 40)) as (app, pilot, palette):
         ran = []
         palette._selected_command = DiscoveryHit("Keys", lambda: ran.append(1))
         palette._list_visible = False  # (a command chosen: Enter runs it)
