@@ -474,3 +474,18 @@ async def test_the_palette_chosen_twice_in_a_moment_closes_once():
         palette._select_or_command()  # the second, queued: nothing more is closed
         await pilot.pause()
         assert app.is_running and isinstance(app.screen, HelpScreen)
+
+
+async def test_the_palette_s_theme_and_command_searches_are_tlview_s_palette():
+    """The palette's "Theme" command opened Textual's own palette, races and all (chosen twice
+    in a moment it ended tlview: bench/random_keys.py). Both apps' searches open tlview's."""
+    from tlview.ui.commands import Palette
+
+    async with _palette_open((120, 40)) as (app, pilot, palette):
+        await press(pilot, "escape")
+        for search in (app.search_themes, lambda: app.search_commands([("Keys", app.action_help)])):
+            search()
+            await until(pilot, lambda: isinstance(app.screen, Palette), what="the search")
+            await app.workers.wait_for_complete()  # (its commands gathered: closing meanwhile is Textual's race)
+            await press(pilot, "escape")
+            assert not isinstance(app.screen, Palette)

@@ -4,6 +4,9 @@ palette. Mixed into both apps."""
 
 from __future__ import annotations
 
+from textual.command import SimpleProvider
+from textual.theme import ThemeProvider
+
 from tlview.ui.commands import Palette
 from tlview.ui.detail import DetailPane
 from tlview.ui.help_screen import HelpScreen
@@ -19,9 +22,18 @@ class PaneKeys:
         self.detail.active = tab_id
 
     def action_command_palette(self) -> None:
-        """Ctrl+P: Textual's palette, its page keys safe (commands.Palette)."""
+        """Ctrl+P: Textual's palette, its races closed (commands.Palette)."""
         if self.use_command_palette and not Palette.is_open(self):
             self.push_screen(Palette(id="--command-palette"))
+
+    def search_themes(self) -> None:
+        """The palette's "Theme" command: Textual's theme search, in tlview's palette (Textual's
+        own, chosen twice in a moment, ended tlview: bench/random_keys.py)."""
+        self.push_screen(Palette(providers=[ThemeProvider], placeholder="Search for themes…"))
+
+    def search_commands(self, commands, placeholder: str = "Search for commands…"):
+        """Textual's command search, in tlview's palette (as search_themes)."""
+        return self.push_screen(Palette(providers=[SimpleProvider(self.screen, commands)], placeholder=placeholder))
 
     def action_help(self) -> None:
         self.push_screen(HelpScreen([*self.BINDINGS, *self.tree.BINDINGS, *PayloadView.BINDINGS]))
