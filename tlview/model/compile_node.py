@@ -267,18 +267,15 @@ class Compile:
     def attempt_with_graphs(self) -> CompileNode:
         """The attempt whose graphs and code the compile is shown with: after a restart
         (`0/1` then `0/1_1`) the graphs are in the last attempt that traced, not in `0/1`."""
-        for node in reversed(self.attempts):
-            if any(a.kind.role.in_graphs_pane for a in node.artifacts):
-                return node
-        return self.head
+        return self._last_attempt(lambda node: any(a.kind.role.in_graphs_pane for a in node.artifacts))
 
     def attempt_with_guards(self) -> CompileNode:
         """The attempt whose guards the compile is shown with: after a restart, the last one
         that built guards (the attempts thrown away built none)."""
-        for node in reversed(self.attempts):
-            if node.artifacts_in(Role.GUARDS) or any(d.is_guard for d in node.dynamic):
-                return node
-        return self.head
+        return self._last_attempt(lambda node: node.artifacts_in(Role.GUARDS) or any(d.is_guard for d in node.dynamic))
+
+    def _last_attempt(self, has) -> CompileNode:
+        return next((node for node in reversed(self.attempts) if has(node)), self.head)
 
     @property
     def failure(self) -> Failure | None:

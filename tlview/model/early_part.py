@@ -43,11 +43,12 @@ _EARLY: dict[str, EarlyPart] = {}
 
 
 def start(source: TraceFile) -> None:
-    """Fork the child that indexes `source`'s first range, if it is worth one."""
+    """Fork the child that indexes `source`'s first range, if it is worth one (`source.size`:
+    the file's size, as prepare_for found it)."""
+    size = source.size or 0
     try:
-        size = source.size = os.path.getsize(source.path)
         cores = len(os.sched_getaffinity(0))
-    except (AttributeError, OSError):
+    except AttributeError:  # (not Linux)
         return
     if (size < EARLY_MIN or cores < 2 or not hasattr(os, "fork") or source.path in _EARLY
             or threading.active_count() > 1):  # (a fork with threads may copy a lock held)
