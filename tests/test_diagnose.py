@@ -50,8 +50,8 @@ def test_recompile_classes():
     causes = json_for(GENERATED / "recompile_causes" / "trace")
     assert _causes(causes, "0/1", "recompile") == ["global_state"]             # grad mode
     assert _causes(causes, "1/1", "recompile") == ["stride_mismatch"]
-    assert _causes(causes, "2/1", "recompile") == ["object_identity"]          # another function
-    assert _causes(causes, "3/1", "recompile") == ["object_identity"]          # another class
+    assert _causes(causes, "2/1", "recompile") == ["function_changed"]         # another function
+    assert _causes(causes, "3/1", "recompile") == ["type_changed"]             # another class (TYPE_MATCH)
 
 
 def test_failure_classes():

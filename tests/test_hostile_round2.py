@@ -152,7 +152,8 @@ def _with_evil_failure_reasons(folder: Path) -> Path:
             record = json.loads("{" + body)
             metrics = record.get("compilation_metrics") or {}
             if metrics.get("fail_reason"):
-                metrics["fail_reason"] = EVIL + metrics["fail_reason"]
+                # (at the start of its first two lines: a why quotes one or the other)
+                metrics["fail_reason"] = EVIL + metrics["fail_reason"].replace("\n", "\n" + EVIL, 1)
                 line = head + "] " + json.dumps(record)
         lines.append(line)
     folder.mkdir()

@@ -12,7 +12,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tlview.model.reasons import GraphBreak, RecompileReason
+from tlview.model.break_registry import FAMILIES, RegistryEntry, entry_in, gb_ids_in
+from tlview.model.reasons import GraphBreak, RecompileReason, is_library_path
 from tlview.patterns import LazyPattern, lazy
 
 
@@ -88,6 +89,7 @@ class Cause:
     why: str  # one line, in the user's terms
     subject: str | None = None  # what the fix names: the logging call, the custom op
     facts: Guarded | LoggingCall | SkippedCall | None = None  # what the fix is chosen from (diagnose/classify.py)
+    registry: RegistryEntry | None = None  # a graph break's (or failure's) entry in PyTorch's registry
 
 
 def any_of(patterns: list[str]) -> LazyPattern:
@@ -104,30 +106,55 @@ NOT_LOGGED = "not_logged"
 
 # ---- recompiles ---------------------------------------------------------------------------------
 
-_RECOMPILE_RULES = [  # (cause, patterns, why); first match wins
-    ("size_mismatch", [r"size mismatch", r"\bsizes? (?:changed|differ)"],
+# The kind of guard that failed, read from the guard's own code as torch prints it (guards.py's
+# GuardBuilder: TENSOR_MATCH writes `tensor 'x' size mismatch ...`, ID_MATCH `___check_obj_id(...)`,
+# TYPE_MATCH `___check_type_id(...)`, LENGTH_CHECK `len(x) == 3`, DICT_KEYS_MATCH `list(d.keys())
+# == [...]`, EQUALS_MATCH `x == 2`, the shape environment `Ne(Mod(s0, 4), 0)`); the first match wins.
+_RECOMPILE_RULES = [  # (cause, patterns, why)
+    ("size_mismatch", [r"^tensor '[^']+' size mismatch", r"\bsizes? (?:changed|differ)"],
      "input {tensor} changed size{detail}"),
-    ("stride_mismatch", [r"stride mismatch", r"\bstrides? (?:changed|differ)"],
+    ("stride_mismatch", [r"^tensor '[^']+' stride mismatch", r"\bstrides? (?:changed|differ)"],
      "input {tensor} changed strides (memory layout){detail}"),
-    ("dtype_mismatch", [r"dtype mismatch", r"\bdtype (?:changed|differ)"],
+    ("dtype_mismatch", [r"^tensor '[^']+' dtype mismatch", r"\bdtype (?:changed|differ)"],
      "input {tensor} changed dtype{detail}"),
-    ("device_mismatch", [r"device mismatch", r"\bdevice (?:changed|differ)", r"device_index"],
+    ("device_mismatch", [r"^tensor '[^']+' device mismatch", r"\bdevice (?:changed|differ)", r"device_index"],
      "input {tensor} moved to another device{detail}"),
-    ("requires_grad_mismatch", [r"requires_grad mismatch", r"requires_grad (?:changed|differ)"],
+    ("requires_grad_mismatch", [r"^tensor '[^']+' requires_grad mismatch", r"requires_grad (?:changed|differ)"],
      "input {tensor} changed requires_grad{detail}"),
+    ("ndim_mismatch", [r"^tensor '[^']+' (?:rank|ndim|dim) mismatch"],
+     "input {tensor} has another number of dims{detail}"),
+    ("tensor_mismatch", [r"^tensor '[^']+' .*mismatch", r"^tensor '[^']+'"],
+     "input {tensor} changed ({detail})"),
     ("global_state", [r"GLOBAL_STATE", r"grad_mode", r"autocast", r"torch_function_mode",
-                      r"\bdeterministic_algorithms\b", r"___check_global_state"],
+                      r"\bdeterministic_algorithms\b", r"___check_global_state", r"___check_current_backend",
+                      r"default_device", r"___check_torch_function"],
      "global state changed between calls ({detail})"),
-    ("object_identity", [r"___check_obj_id", r"___check_type_id", r"ID_MATCH", r"TYPE_MATCH",
-                         r"\bis not\b", r"___check_current_backend"],
+    ("function_changed", [r"___check_obj_id\([^,]*\.(?:__code__|__func__)\b",
+                          r"type=<class '(?:function|code|method|builtin_function_or_method|functools\.partial)'>"],
+     "another function was passed or captured ({detail})"),
+    ("value_became_none", [r"type=<class 'NoneType'>", r"^[^=<>!]+ is (?:not )?None\b"],
+     "a value that was None changed, or became None ({detail})"),
+    ("type_changed", [r"___check_type_id\(", r"\bTYPE_MATCH\b", r"^isinstance\("],
+     "a value of another type was passed or read ({detail})"),
+    ("object_identity", [r"___check_obj_id\(", r"\bID_MATCH\b"],
      "a different object was passed or captured ({detail})"),
-    ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\bEq\(|\bNe\(|Mod\(",
-                     r"\bs\d+\b\s*(?:<|>|<=|>=|==)"],
-     "a guard on a symbolic size failed: {detail}"),
-    ("python_flag", [r"^[\w\[\]'\".]+ == (?:True|False|None)\b", r"^[\w\[\]'\".]+ is (?:not )?None\b"],
+    ("tensor_aliasing", [r"___check_tensors", r"aliasing", r"^[^=<>!]+ is (?:not )?[^=]+$"],
+     "inputs that were the same tensor are now two (or the reverse): {detail}"),
+    ("dict_keys_changed", [r"\.keys\(\)\)? ==", r"___check_dict_keys", r"\bdict_keys\b", r"DICT_KEYS",
+                           r"___dict_contains", r"\bnot ___dict_contains|\bin\b .*\.keys\(\)"],
+     "a dict's keys changed: {detail}"),
+    ("attribute_changed", [r"^hasattr\(", r"^not hasattr\("],
+     "an attribute was added or removed: {detail}"),
+    ("length_changed", [r"^len\([^()]*(?:\([^()]*\)[^()]*)*\) == \d+$"],
+     "a list, tuple or dict changed length: {detail}"),
+    ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\b(?:Eq|Ne|Mod|FloorDiv|PythonMod|Max|Min)\(",
+                     r"\bs\d+\b\s*(?:<|>|<=|>=|==)", r"\s(?:%|//|\*|\+|-)\s", r"%", r"(?:<|>|<=|>=|!=)"],
+     "a guard on a symbolic (dynamic) value failed: {detail}"),
+    ("python_flag", [r"^[\w\[\]'\".()]+ == (?:True|False|None)\b", r"^[\w\[\]'\".()]+ is (?:not )?None\b",
+                     r"^not [\w\[\]'\".()]+$"],
      "a Python flag changed: {detail}"),
-    ("python_value", [r"^[\w\[\]'\".]+ == -?[\d.]+(?:e-?\d+)?\b", r"^[\w\[\]'\".]+ == '[^']*'",
-                      r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b"],
+    ("python_value", [r"^[\w\[\]'\".()]+ == -?[\d.]+(?:e-?\d+)?\b", r"^[\w\[\]'\".()]+ == '[^']*'",
+                      r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b", r"^[\w\[\]'\".()]+ == "],
      "a Python value changed: {detail}"),
 ]
 _RECOMPILE_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _RECOMPILE_RULES]
@@ -248,17 +275,69 @@ _LOGGING_CALL = lazy(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warni
 
 
 def break_cause(gb: GraphBreak) -> Cause:
-    # Not the hints: they are generic ("if you are calling a logging function (e.g. print)..."). The
-    # user's own line tells what was called (a break inside `logging` happens in the library).
+    """A break's class: its registry entry's family (PyTorch's own taxonomy, break_registry.py),
+    told from the user's line where the entry is a generic one (a logging call breaks inside the
+    `logging` module, at whatever entry that code hits); a break torch makes on purpose in its own
+    code is `by_design`. A torch older than 2.8 names no entry: its message's words decide."""
     frame = gb.user_frame()
+    where = f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else ""
     text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation, gb.location, frame and frame[1]]))
-    cause = _break_text_cause(text, f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else "",
-                              gb.detail or gb.reason)
+    found = entry_in(gb.url) or entry_in(gb.detail) or entry_in(gb.reason)
+    if found is None:
+        cause = _break_text_cause(text, where, gb.detail or gb.reason)
+    elif (logging := _break_text_cause(text, where, "")).cause == "print_or_logging" and \
+            found.family not in _SPECIFIC_FAMILIES:
+        cause = logging
+    else:
+        cause = Cause(found.family, f"{FAMILIES[found.family]}{where}")
+    if (deliberate := _by_design(gb, found)) is not None:
+        return Cause("by_design", deliberate + where, registry=found)
+    cause = Cause(cause.cause, cause.why, cause.subject, cause.facts, found)
     if cause.cause == "print_or_logging":
-        return Cause(cause.cause, cause.why, cause.subject, _logging_call(cause.subject, gb.explanation))
+        return Cause(cause.cause, cause.why, cause.subject, _logging_call(cause.subject, gb.explanation), found)
     if cause.cause == "skipped_or_c_function":
-        return Cause(cause.cause, cause.why, cause.subject, _skipped_call(gb))
+        return Cause(cause.cause, cause.why, cause.subject, _skipped_call(gb), found)
     return cause
+
+
+# Families whose entry already says what broke: the user's line does not overrule them.
+_SPECIFIC_FAMILIES = frozenset({"explicit_graph_break", "frame_skipped", "backward_in_compiled",
+                                "data_dependent_branch", "item_or_tolist", "dynamic_output_shape"})
+# torch's own code (an installed torch, or a source tree's `torch/` package).
+_TORCH_CODE = lazy(r"(?:^|/)torch/(?:[\w.]+/)*[\w.]+\.py\b|\bmodule: torch\.|`torch\.[\w.]+`")
+_SKIPPED_IN_TORCH = lazy(r"(?:module: |qualname: |filename: `[^`]*/)torch[./]")
+
+
+def _by_design(gb: GraphBreak, found: RegistryEntry | None) -> str | None:
+    """Why a break is PyTorch's on purpose, or None: a torch._dynamo.graph_break() in torch's own
+    code (torch.optim's `_use_grad` breaks so that AOT sees the step as an inference graph), or a
+    function of torch's that its developers marked as not to be traced (`lr_scheduler.py`)."""
+    if found is None:
+        return None
+    location = gb.location or ""
+    if found.family == "explicit_graph_break" and is_library_path(location) and _TORCH_CODE.search(location):
+        return (f"PyTorch breaks the graph here on purpose, in its own code ({_short(location)}: "
+                f"{found.type}, {found.gb_id})")
+    if found.family == "skipped_or_c_function" and "skipped" in found.type and \
+            _SKIPPED_IN_TORCH.search(" ".join(filter(None, [gb.detail, gb.explanation, gb.reason]))):
+        return (f"PyTorch marks this function of its own as not to be traced ({found.type}, "
+                f"{found.gb_id}): {_skipped_name(gb)}")
+    return None
+
+
+def _short(path: str) -> str:
+    """`torch/optim/optimizer.py:106` of an installed torch's path."""
+    m = _TORCH_TAIL.search(path)
+    return m.group(0) if m else path.rsplit("/", 1)[-1]
+
+
+_TORCH_TAIL = lazy(r"torch/[\w./]+(?::\d+)?$")
+_SKIPPED_NAME = lazy(r"qualname: (?P<q>[\w.<>]+)|function `(?P<f>[\w.<>]+)`")
+
+
+def _skipped_name(gb: GraphBreak) -> str:
+    m = _SKIPPED_NAME.search(" ".join(filter(None, [gb.detail, gb.explanation])))
+    return (m.group("q") or m.group("f")) if m else "a function of torch's"
 
 
 _CALL_ARGUMENTS = lazy(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] \(has_kwargs (?P<kw>True|False)\)")
@@ -313,22 +392,49 @@ def restart_cause(reason: str | None, text_only: bool) -> Cause:
 # ---- failures -----------------------------------------------------------------------------------
 
 _LIMIT = any_of([r"recompile[_ ]limit", r"cache[_ ]size[_ ]limit"])
-_FAKE_KERNEL = any_of([r"no fake impl registered", r"register_fake", r"fake kernel", r"Meta kernel"])
+_FAKE_KERNEL = any_of([r"no fake impl registered", r"register_fake", r"fake kernel", r"Meta kernel",
+                       r"fake impl"])
+# A custom op (torch.library): a CustomOpDef, or an op of a namespace that is not torch's own.
+_CUSTOM_OP = lazy(r"CustomOpDef\((?P<def>[\w.:]+)\)|(?:for operator|operator:?) (?P<op>(?!aten::|prims::|_c10d\w*::|c10d::|"
+                  r"quantized::|inductor::|higher_order::)\w+::[\w.]+)|`(?P<attr>\w+)\.register_fake`")
 _BACKEND_RAISED = any_of([r"backend='?\w+'? raised"])
 _CONSTRAINTS = any_of([r"marked .* as dynamic but", r"Constraints violated"])
 _MAKE_FX = any_of([r"make_fx failed", r"make_fx_fail_partial"])
 _INTERNAL = any_of([r"Internal", r"InternalTorchDynamoError", r"AssertionError"])
+_SKIPPED_FRAME = any_of([r"Skipping the (?:frame|function) and falling back to eager", r"\bSkipFrame\b",
+                         r"falling back to eager"])
+_DATA_DEPENDENT = any_of([r"GuardOnDataDependentSymNode", r"Could not guard on data-dependent",
+                          r"data-dependent expression", r"DataDependentOutputException",
+                          r"Could not extract specialized integer from data-dependent"])
+_CONTROL_FLOW_OP = any_of([r"UncapturedHigherOrderOpError", r"\btorch\.(?:cond|while_loop|scan|map)\b.*(?:expected|must|same)",
+                           r"true_fn_output and false_fn_output", r"branches? .* (?:same|matching) (?:metadata|dtype)"])
+_FAKE_RUN = lazy(r"(?:Dynamo failed to run FX node with fake tensors:|TorchRuntimeError:)\s*(?P<what>.+)")
+# Exceptions a user's code raises itself (and any class Dynamo names `Observed...`): the program
+# would raise it without torch.compile too.
+_USER_RAISED = lazy(r"^(?:Observed\w*Exception|Observed\w*Error|ValueError|TypeError|KeyError|IndexError|"
+                    r"ZeroDivisionError|NotImplementedError|StopIteration|AttributeError|UserError|"
+                    r"RuntimeError|Exception|LookupError|ArithmeticError|OSError)$")
 
 
 def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
-    fail_type = fail_type or ""
+    """A failure's class, from what torch said of it: the exception's class, the registry entries
+    its message names (a graph break made an error; the break that gave up a frame), its words."""
+    fail_type = (fail_type or "").rsplit(".", 1)[-1]
     reason = fail_reason or ""
     first = reason.split("\n", 1)[0].strip()
+    entries = [e for e in map(entry_in, gb_ids_in(reason)) if e is not None]
+    cause_entry = next((e for e in entries if e.family != "frame_skipped"), None)
     if _LIMIT.search(reason):
-        return Cause("recompile_limit", "the recompile limit was hit: this frame now runs eagerly")
-    if _FAKE_KERNEL.search(reason):
-        op = re.search(r"CustomOpDef\(([\w.:]+)\)|for operator (\S+)|`(\w+)\.register_fake`", reason)
-        name = next((g for g in op.groups() if g), "the op") if op else "the op"
+        return Cause("recompile_limit", "the recompile limit was hit: this frame now runs eagerly",
+                     registry=cause_entry)
+    if any(e.family == "frame_skipped" for e in entries) or _SKIPPED_FRAME.search(reason):
+        what = (f"{cause_entry.type} ({cause_entry.gb_id}, {cause_entry.family})" if cause_entry
+                else first)
+        loop = " inside a for/while loop" if any(e.gb_id == "gb7000" for e in entries) else ""
+        return Cause("frame_skipped", f"Dynamo gave up the whole frame and runs it eagerly: a graph "
+                     f"break{loop} it could not resume from: {what}", registry=cause_entry)
+    if (op := _CUSTOM_OP.search(reason)) and _FAKE_KERNEL.search(reason):
+        name = op.group("def") or op.group("op") or op.group("attr")
         return Cause("missing_fake_kernel", f"the custom op {name} has no fake (meta) kernel: Dynamo "
                      "cannot run it on fake tensors to learn its output shapes", name)
     if "BackendCompilerFailed" in fail_type or _BACKEND_RAISED.search(reason):
@@ -337,11 +443,41 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         return Cause("backend_compiler_failed", f"the backend compiler raised {raised}")
     if "ConstraintViolation" in fail_type or _CONSTRAINTS.search(reason):
         return Cause("constraint_violation", "a dim marked dynamic was specialized to a constant by the code")
+    if _DATA_DEPENDENT.search(f"{fail_type} {reason}"):
+        return Cause("data_dependent_guard", "the code needs a concrete value of a number computed from "
+                     f"a tensor's data (a size or an `if` on .item()), which tracing cannot know: {first}")
+    if _CONTROL_FLOW_OP.search(f"{fail_type} {reason}"):
+        return Cause("control_flow_op", f"a control-flow operator (torch.cond, while_loop, scan, map) "
+                     f"could not be traced: {first}")
+    if "TorchRuntimeError" in fail_type:
+        m = _FAKE_RUN.search(reason)
+        what = (m.group("what").strip() if m else first)[:300]
+        return Cause("torch_runtime_error", f"an op failed when traced with fake tensors (it would fail "
+                     f"in eager too: shapes, dtypes or devices that do not fit): {what}")
+    if cause_entry is not None and cause_entry.family == "user_exception" or \
+            _USER_RAISED.match(fail_type) and "Unsupported" not in fail_type:
+        return Cause("user_exception", f"the program's own code raised inside the compiled region (it "
+                     f"would raise without torch.compile too): {_raised(reason, fail_type)}",
+                     registry=cause_entry)
     if "Unsupported" in fail_type:
-        return Cause("unsupported", f"Dynamo cannot trace this (fullgraph or a hard limit): {first}")
+        what = f"{cause_entry.type} ({cause_entry.gb_id})" if cause_entry else first
+        return Cause("unsupported", f"a graph break was made an error (fullgraph=True, or "
+                     f"error_on_graph_break): {what}", registry=cause_entry)
     if _MAKE_FX.search(reason):
         return Cause("export_trace_failed", "torch.export (non-strict) could not trace the program with "
                      "make_fx; the exception went to the program, not to the log")
     if _INTERNAL.search(fail_type):
         return Cause("internal_error", f"an error inside torch.compile: {first}")
     return Cause("other", f"{fail_type}: {first}".strip(": "))
+
+
+_RAISED = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)|Observed exception\s*\n\s*Explanation: "
+               r"(?P<expl>[^\n]+)")
+
+
+def _raised(reason: str, fail_type: str) -> str:
+    """`ValueError('negative scale')`: what the user's code raised, as Dynamo quoted it."""
+    if m := _RAISED.search(reason):
+        return m.group("exc") or m.group("expl")
+    first = reason.split("\n", 1)[0].strip()
+    return f"{fail_type}: {first}" if fail_type else first

@@ -156,10 +156,14 @@ def _user_code_frame(line: str) -> tuple[str, str, str] | None:
 def is_library_path(path: str) -> bool:
     """Python's standard library, an installed package, or frozen/generated code: not the user's."""
     return "/site-packages/" in path or "/dist-packages/" in path or path.startswith("<") or \
-        bool(_STANDARD_LIBRARY.search(path))
+        bool(_STANDARD_LIBRARY.search(path)) or bool(_TORCH_SOURCE.search(path))
 
 
 _STANDARD_LIBRARY = re.compile(r"/lib/python3\.\d+/(?!site-packages)")
+# torch's own files where torch is not installed as a package (a source checkout, `pip install -e`),
+# as torch names them in messages: `/src/pytorch/torch/optim/sgd.py`, `torch/_dynamo/external_utils.py`.
+_TORCH_SOURCE = re.compile(r"(?:^|/)torch/(?:_[a-z_]+|optim|nn|utils|autograd|distributed|fx|export|"
+                           r"library|amp|cuda|functional|_tensor|overrides)\b")
 
 
 _GB_LOCATION = re.compile(r"Graph break(?: \(.*?\))? in user code at (?P<loc>\S+)")
