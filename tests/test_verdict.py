@@ -345,8 +345,9 @@ def test_compare_matches_a_program_edited_and_renamed():
     same = {(p["kind"], p["function"], p["location_before"].rsplit(":", 1)[1],
              p["location_after"].rsplit(":", 1)[1]) for p in doc["same"]}
     # the graph_break() stayed on its line (+4: 3 lines at the top, a print above it) though it is
-    # now in a resume function; the resume function's recompile moved with it, not crosswise
-    assert same == {("graph_break", "select", "7", "11"), ("recompile", "select", "7", "11"),
+    # now in a resume function; the resume function's recompile (its guard, `k == 2`, read on the
+    # line after the break) moved with it, not crosswise
+    assert same == {("graph_break", "select", "7", "11"), ("recompile", "select", "8", "12"),
                     ("recompile", "scale", "12", "16")}
     assert {(p["kind"], p["cause"]) for p in doc["new"]} == {("graph_break", "print_or_logging"),
                                                           ("recompile", "python_value")}

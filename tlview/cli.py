@@ -156,7 +156,7 @@ def _fail(message: str) -> int:
 
 # --fail-on's words: the verdict's kinds, by their filter words (`new`: with --compare)
 FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break", "errors": "failure",
-           "restarts": "restart"}
+           "restarts": "restart", "skipped_frames": "frame_skipped"}
 
 
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
@@ -199,7 +199,8 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
             from tlview.diagnose.compare import problems
 
             kinds = {FAIL_ON[w] for w in fail_on}
-            offending = [visible(p.line("found")) for p in problems(index, _keep(flt)) if p.kind in kinds]
+            offending = [visible(p.line("found")) for p in problems(index, _keep(flt))
+                         if p.kind in kinds and p.cause != "by_design"]  # (PyTorch's own breaks: told, not failed on)
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         index.close()

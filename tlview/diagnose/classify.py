@@ -41,22 +41,66 @@ CONFIG = "torch._dynamo.config."
 RECOMPILE_FIXES = {
     "dtype_mismatch": "cast inputs to one dtype before the compiled call (x.float()), or expect one "
                       "compiled version per dtype",
-    "stride_mismatch": "pass inputs with the same layout each call (.contiguous() before the call), or "
-                       "mark the dim dynamic if strides follow sizes",
+    "stride_mismatch": "pass inputs with the same memory layout each call (.contiguous() before the call, "
+                       "or channels_last for the model and every input): marking a dim dynamic does not "
+                       "cover a change of layout",
     "device_mismatch": "keep inputs on one device for a compiled function (x.to(device) first)",
     "requires_grad_mismatch": "compile the evaluation path as a function of its own (eval_fn = "
                               "torch.compile(lambda x, w: f(x, w)), called only where requires_grad "
                               "differs), or call with requires_grad set the same way each time",
+    "ndim_mismatch": "keep the number of dims of {name} the same each call (reshape or unsqueeze before "
+                     "the call): each rank compiles a version of its own",
+    "tensor_mismatch": "pass {name} as the same kind of tensor each call (a subclass, sparse or inference "
+                       "tensor differs in its dispatch keys): each kind compiles a version of its own",
     "python_flag": "a Python flag (a bool or None attribute or argument) is part of the compiled code: "
                    "each value compiles once; keep it fixed between calls, or expect one compile per "
                    "value (compile each mode separately), or make it a tensor and use torch.where",
     "shape_guard": "a branch on a size (if x.shape[0] <= 9) pins the size range: remove the branch, "
                    "use torch.cond, or accept one compile per side of it",
-    "object_identity": "pass the same module/function object each call (create it once, outside the "
-                       "loop), or compile the module itself rather than a function that receives it",
-    "other": "read the failed guard; TORCH_LOGS=recompiles_verbose shows every guard that failed",
+    "object_identity": "{name} is another object than the one compiled against (its identity is guarded): "
+                       "create it once, outside the loop, and pass that same object each call",
+    "function_changed": "{name} is another function than the one compiled against (its code object is "
+                        "guarded: a lambda or nested def made anew, or a function swapped): define it once "
+                        "at module level and pass that same function; where it switches among a few, each "
+                        "compiles once (raise the recompile limit only if they are many)",
+    "type_changed": "{name} has another type than when compiled (it was {value_type}): keep its type the "
+                    "same each call (always a tensor, always a float, the same class)",
+    "value_became_none": "{name} is None in some calls and set in others: each compiles a version of its "
+                         "own; keep it always set (a tensor of zeros, a default) or always None",
+    "tensor_aliasing": "two arguments were the same tensor in one call and two in another (aliasing is "
+                       "guarded): pass distinct tensors each time (y = x.clone()), or the same one each time",
+    "dict_keys_changed": "the dict {name} has other keys than when compiled: each set of keys compiles "
+                         "anew; give it the same keys each call (a default for a missing one)",
+    "attribute_changed": "an attribute of {name} was added or removed after the first call: set every "
+                         "attribute in __init__, and change its value, not its presence",
+    "global_state": "keep autocast and the guarded global state the same across calls, or compile a "
+                     "function of its own for each state",
+    "other": "the guard that failed is quoted above: keep what it reads the same between calls (its "
+             "value, type or size)",
     NOT_LOGGED: "run with TORCH_LOGS=recompiles (or TORCH_TRACE) to see the guard that failed",
 }
+
+
+def _length_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    guarded = problem.facts if isinstance(problem.facts, Guarded) else Guarded("other")
+    if guarded.source == "stack_value":
+        return ("a list carried over a graph break (made by .tolist() or a loop before the break) is a "
+                "constant of the code after it, length and all: keep it a tensor across the break (no "
+                ".tolist()), or fix the break so that nothing is carried")
+    name = guarded.name or "the list"
+    return (f"{name} has another length than when compiled: the length of a list, tuple or dict is part "
+            f"of the compiled code (no setting makes it dynamic): keep the length fixed (pad it), or pass "
+            f"one tensor (torch.stack({name})), whose size can be dynamic")
+
+
+def _symbolic_fix(problem: CompileProblem) -> str:
+    guard = problem.message or ""
+    if "size()" in guard or "stride()" in guard:
+        return RECOMPILE_FIXES["shape_guard"]
+    return (f"an int Dynamo made dynamic is tested in Python ({guard}): each outcome of the test pins "
+            "the int's range and compiles again; compute the test outside the compiled function and "
+            "pass its result (a bool: one compile per value), or keep the int static "
+            "(torch._dynamo.mark_static is for tensors; pass it as a constant of a functools.partial)")
 
 
 def _size_fix(problem: CompileProblem, settings: CompileSettings) -> str:
@@ -145,7 +189,13 @@ def _recompile_fix(problem: CompileProblem, settings: CompileSettings) -> str:
         return _python_value_fix(problem, settings)
     if problem.cause == "global_state":
         return _global_state_fix(problem)
-    return RECOMPILE_FIXES.get(problem.cause, RECOMPILE_FIXES["other"])
+    if problem.cause == "length_changed":
+        return _length_fix(problem, settings)
+    if problem.cause == "shape_guard":
+        return _symbolic_fix(problem)
+    guarded = problem.facts if isinstance(problem.facts, Guarded) else Guarded("other")
+    fix = RECOMPILE_FIXES.get(problem.cause, RECOMPILE_FIXES["other"])
+    return fix.format(name=guarded.name or "the value", value_type=guarded.value_type or "another type")
 
 
 # ---- graph breaks -------------------------------------------------------------------------------
@@ -154,9 +204,16 @@ BREAK_FIXES = {
     "data_dependent_branch": "no setting traces a branch on a tensor's value (PyTorch calls it fundamental): "
                              "make it branchless, torch.where(cond, a, b) (both sides are computed), "
                              "or torch.cond(pred, true_fn, false_fn, operands)",
-    "unsupported_construct": "rewrite that line with supported constructs (lists instead of generators, "
-                             "plain functions); TORCHDYNAMO_VERBOSE=1 shows the full stack",
-    "other": "see the hints under the break; TORCHDYNAMO_VERBOSE=1 for the full stack",
+    "unsupported_construct": "rewrite that line with constructs Dynamo traces, or move it out of the "
+                             "compiled function (pass its result in)",
+    "explicit_graph_break": "remove the torch._dynamo.graph_break() call (PyTorch's hint) if it was left "
+                            "from debugging; if it is there on purpose, the break is its price",
+    "user_exception": "the code raises here on this input (it would raise without torch.compile too): "
+                      "fix the condition, or raise and catch outside the compiled function",
+    "dynamo_bug": "PyTorch calls this likely a Dynamo bug: report it (TORCHDYNAMO_VERBOSE=1 gives the "
+                  "stack); meanwhile move that line out of the compiled function",
+    "frame_skipped": "fix the graph break before it: the frame then compiles",
+    "other": "see PyTorch's hints under the break; TORCHDYNAMO_VERBOSE=1 for the full stack",
     NOT_LOGGED: "run with TORCH_LOGS=graph_breaks (or TORCH_TRACE) to see what broke the graph",
 }
 # A setting a hint names (`torch._dynamo.config.x`, or `torch._dynamo.x`, which some hints write for it).
@@ -194,11 +251,18 @@ def _skipped_fix(problem: CompileProblem) -> str:
             "graph as a custom op (torch.library.custom_op)")
 
 
-def _scalar_output_fix(settings: CompileSettings) -> str:
+def _scalar_output_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    entry = problem.registry
+    if entry is not None and "tolist" in entry.type and "non-integer" in entry.type:
+        # gb0109: no setting traces .tolist() of a float tensor (capture_scalar_outputs does not)
+        return ("keep the values a tensor (no .tolist(): tensor ops on them stay in the graph); PyTorch's "
+                "hint: .tolist() is traced only on an integer tensor")
     if settings.value("capture_scalar_outputs") is True:
         return (f"{CONFIG}capture_scalar_outputs is already True (recorded): keep the value a tensor "
                 "(its use needs a Python number)")
-    return f"{CONFIG}capture_scalar_outputs = True keeps the .item() in the graph; or keep the value a tensor"
+    return (f"{CONFIG}capture_scalar_outputs = True keeps the .item() in the graph (where the number "
+            "then decides an `if`, the break moves to that `if`: make the test in the caller, on the "
+            "returned tensor); or keep the value a tensor")
 
 
 def _dynamic_output_fix(settings: CompileSettings) -> str:
@@ -217,28 +281,77 @@ def _backward_fix() -> str:
             "backward() used still breaks it); or call backward() outside the compiled function")
 
 
-def _break_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+def _by_design_fix(problem: CompileProblem) -> str:
+    hints = _hints_of(problem)
+    dont_skip = next((h for h in hints if "dont_skip_tracing" in h), None)
+    if dont_skip is not None:
+        return ("nothing is wrong in your code: PyTorch chose not to trace this function of its own; to "
+                "trace it anyway, PyTorch's hint: " + dont_skip.strip() + " (more breaks may follow "
+                "inside it); or call it outside the compiled function (a scheduler's step() after the "
+                "compiled step)")
+    return ("nothing to change in your code: PyTorch breaks the graph here on purpose (torch.optim's "
+            "step breaks so that AOT sees the update as an inference graph: see the comment at that "
+            "line); the code after it is compiled as a graph of its own. It is counted apart from your "
+            "graph breaks")
+
+
+def _family_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    """The fix of a graph break by its class (also of the break that made a frame run eagerly, or
+    that fullgraph made an error)."""
     cause = problem.cause
     if cause == "print_or_logging":
         return _logging_fix(problem, settings)
     if cause == "skipped_or_c_function":
         return _skipped_fix(problem)
     if cause == "item_or_tolist":
-        return _scalar_output_fix(settings)
+        return _scalar_output_fix(problem, settings)
     if cause == "dynamic_output_shape":
         return _dynamic_output_fix(settings)
     if cause == "backward_in_compiled":
         return _backward_fix()
+    if cause == "by_design":
+        return _by_design_fix(problem)
     fix = BREAK_FIXES.get(cause, BREAK_FIXES["other"])
-    return _agreeing_with(fix, problem.evidence.hints if problem.logged and problem.evidence else [])
+    return _agreeing_with(fix, _hints_of(problem), settings)
 
 
-def _agreeing_with(fix: str, hints: list[str]) -> str:
-    """When PyTorch's hint names a setting, the fix names it too (as `torch._dynamo.config.x`)."""
+def _break_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    return _family_fix(problem, settings)
+
+
+def _hints_of(problem: CompileProblem) -> list[str]:
+    """PyTorch's hints for this problem: the break message's, else its registry's standard ones."""
+    evidence = problem.evidence
+    if problem.logged and evidence is not None and getattr(evidence, "hints", None):
+        return list(evidence.hints)
+    return []
+
+
+# Hints every break of a kind carries, that say nothing of this one (graph_break_hints.py).
+_GENERIC_HINTS = ("It may be possible to write Dynamo tracing rules", "Please report an issue to PyTorch",
+                  "This graph break may be difficult to debug", "Your code may result in an error",
+                  "This graph break is fundamental", "This is likely to be a Dynamo bug")
+
+
+def _agreeing_with(fix: str, hints: list[str], settings: CompileSettings = NOT_RECORDED) -> str:
+    """PyTorch's own hints for the break, after tlview's fix: a hint that names a setting only where
+    that torch has it (its recorded dynamo_config; a hint's `torch._dynamo.graph_break()` is no
+    setting), and none of the generic ones every break of a kind carries."""
+    taken = 0
     for hint in hints:
-        for name in _HINTED_SETTING.findall(hint):
-            if name not in fix:
-                fix += f"; PyTorch's hint: set {CONFIG}{name} ({hint.strip()})"
+        hint = hint.strip()
+        if hint.startswith(_GENERIC_HINTS) or hint in fix or taken == 2:
+            continue
+        if hint.startswith("If you are attempting to call a logging function"):
+            continue  # (said of every builtin a break names; a logging call is classed apart)
+        names = _HINTED_SETTING.findall(hint)
+        settings_named = [n for n in names if settings.has(n) is True]
+        if names and not settings_named and not any(f"{n}(" in hint or f"{n}`" in hint for n in names):
+            continue  # names a setting this torch is not known to have
+        if settings_named and all(n in fix for n in settings_named):
+            continue
+        fix += f"; PyTorch's hint: {hint if len(hint) <= 160 else hint[:157] + '...'}"
+        taken += 1
     return fix
 
 
@@ -262,15 +375,70 @@ FAILURE_FIXES = {
     "constraint_violation": "use torch._dynamo.maybe_mark_dynamic (allows specialization), or remove the "
                             "code that pins the size (a comparison with a constant); TORCH_LOGS=+dynamic "
                             "shows where",
-    "unsupported": "remove the construct from the compiled code, or drop fullgraph=True to allow a graph "
-                   "break there",
     "internal_error": "rerun with TORCHDYNAMO_VERBOSE=1 for the full stack, and report it with the "
                       "minifier's repro; " + MINIFIER,
     "export_trace_failed": "read the exception the program got; torch.export.draft_export reports every "
                            "issue without failing; a data-dependent branch needs torch.cond or "
                            "torch._check, an op with no fake kernel a register_fake",
+    "user_exception": "your code raised this on this input inside the compiled function: it would raise "
+                      "without torch.compile too (check with torch.compiler.set_stance(\"force_eager\")): "
+                      "fix the condition at that line, or raise and catch outside the compiled function",
+    "torch_runtime_error": "an op gets shapes, dtypes or devices that do not fit (it fails in eager too: "
+                           "check with torch.compiler.set_stance(\"force_eager\")): fix the inputs at "
+                           "that line as the message says",
+    "data_dependent_guard": "a number read from a tensor's data decides a size or an `if`: tell the "
+                            "compiler what holds with torch._check(...) before its use (torch._check(n > 0)), "
+                            "use torch.cond for an `if` on it, or keep the value a tensor",
+    "control_flow_op": "a torch.cond (or while_loop, scan, map) must get branches that return the same "
+                       "number of tensors of the same dtype, device and number of dims: make both "
+                       "branches return alike (cast one: .to(dtype))",
     "other": "rerun with TORCHDYNAMO_VERBOSE=1 for the full stack",
 }
+
+
+def _entry_problem(problem: CompileProblem):
+    """A failure told by a graph break (a frame given up, a break made an error), as that break:
+    its class (the registry entry's family) and hints, to choose its fix by."""
+    from dataclasses import replace
+
+    entry = problem.registry
+    if entry is None:
+        return None
+    family = entry.family if entry.family != "frame_skipped" else "other"
+    return replace(problem, kind=Kind.GRAPH_BREAK, cause=family,
+                   evidence=_FailureHints(_failure_hints(problem)))
+
+
+class _FailureHints:
+    """The hints a failure's message carries (`Hint: ...` lines), as a graph break's."""
+
+    def __init__(self, hints: list[str]) -> None:
+        self.hints = hints
+
+
+def _failure_hints(problem: CompileProblem) -> list[str]:
+    reason = getattr(problem.evidence, "fail_reason", "") or ""
+    first = reason.split("*** While handling this graph break", 1)[0]
+    return [line.strip()[len("Hint:"):].strip() for line in first.split("\n") if line.strip().startswith("Hint:")]
+
+
+def _frame_skipped_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    broke = _entry_problem(problem)
+    where = f" at line {problem.source_place[1]}" if problem.source_place else ""
+    if broke is None:
+        return (f"fix the graph break{where} that made Dynamo give up the frame (TORCH_LOGS=graph_breaks "
+                "tells it): the frame then compiles whole")
+    return (f"fix the graph break{where} ({broke.cause}: {_family_fix(broke, settings)}): Dynamo cannot "
+            "resume after a break inside a loop, so it runs the whole frame eagerly; with the break "
+            "gone the frame compiles whole")
+
+
+def _unsupported_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    broke = _entry_problem(problem)
+    made_error = "fullgraph=True (or error_on_graph_break, or torch.export) allows no graph break"
+    if broke is None:
+        return f"remove the construct from the compiled code ({made_error}; without them it is a graph break)"
+    return f"{made_error}: fix this one ({broke.cause}: {_family_fix(broke, settings)})"
 
 
 def _recompile_limit_fix(problem: CompileProblem, settings: CompileSettings) -> str:
@@ -287,6 +455,10 @@ def _recompile_limit_fix(problem: CompileProblem, settings: CompileSettings) -> 
 def _failure_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     if problem.cause == "recompile_limit":
         return _recompile_limit_fix(problem, settings)
+    if problem.cause == "frame_skipped":
+        return _frame_skipped_fix(problem, settings)
+    if problem.cause == "unsupported":
+        return _unsupported_fix(problem, settings)
     if problem.cause == "missing_fake_kernel":
         name = problem.subject or "the op"
         return (f"register one: @{name.split('::')[-1]}.register_fake (or "
@@ -305,7 +477,7 @@ def fix_for(problem: CompileProblem) -> str:
         return _break_fix(problem, settings)
     if problem.kind is Kind.RESTART:
         return RESTART_FIXES.get(problem.cause, RESTART_FIXES[NOT_LOGGED])
-    return _failure_fix(problem, settings)
+    return _failure_fix(problem, settings)  # (a failure, or a frame run eagerly)
 
 
 def diagnose(problems) -> list[Diagnosis]:

@@ -39,6 +39,7 @@ class Occurrence:
     fix: str
     compile_id: str  # as shown: `0/1`, with its rank when the run has ranks: `rank 1 0/1`
     node: object | None = None  # where the explorer opens it
+    resumed: bool = False  # found in the code after a graph break (a resume function)
 
     @property
     def file(self) -> str:
@@ -104,7 +105,9 @@ class Comparison:
         looked for first), then the verdict's other kinds and the compile ids: the compare
         view's totals line."""
         kinds = sorted(Kind, key=lambda kind: kind is not Kind.FAILURE)
-        counts = [(kind.plural, kind.word) for kind in kinds] + [("compile ids", "compile_ids")]
+        counts = [(kind.plural, kind.word) for kind in kinds
+                  if kind.said_when_none or self.before_totals[kind.word] or self.after_totals[kind.word]]
+        counts += [("compile ids", "compile_ids")]
         return [(what, self.before_totals[key], self.after_totals[key]) for what, key in counts]
 
     @property
@@ -138,7 +141,8 @@ def _occurrence(problem: CompileProblem, ranked: bool) -> Occurrence:
     if node.is_outside:
         shown = f"export ({shown})" if shown != node.id else "export"
     return Occurrence(problem.kind.key, problem.cause, problem.function or "?", problem.location or "?",
-                      _gist(problem.message or problem.why), problem.why, fix_for(problem), shown, node)
+                      _gist(problem.message or problem.why), problem.why, fix_for(problem), shown, node,
+                      problem.resumed_at is not None)
 
 
 def problems(index, keep=None) -> list[Problem]:
@@ -163,7 +167,8 @@ def compare(before, after, before_name: str = "before", after_name: str = "after
             n = found_new[0]
             other_file = int(n.file != mapped)
             distance = abs(n.line - (o.line + shifts.get(o.file, 0)))
-            candidates.append(((other_file, distance, o.line), k_old, k_new))
+            # (equally near: the one on the same side of a graph break)
+            candidates.append(((other_file, distance, n.resumed != o.resumed, o.line), k_old, k_new))
     gone, added, same = [], [], []
     for _, k_old, k_new in sorted(candidates, key=lambda c: c[0]):
         if k_old in old and k_new in new:
@@ -232,6 +237,7 @@ def _run_totals(index, keep=None) -> dict:
     t = totals(index, keep=keep)
     return {"compile_ids": t.compile_ids, "compiles": t.compiles, "recompiles": t.recompiles,
             "graph_breaks": t.graph_breaks, "restarts": t.restarts, "errors": t.errors,
+            "skipped_frames": t.skipped_frames, "graph_breaks_by_design": t.graph_breaks_by_design,
             "compile_seconds": run_summary(index)["total_compile_seconds"]}
 
 

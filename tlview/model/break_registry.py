@@ -29,7 +29,7 @@ FAMILIES = {
     "backward_in_compiled": "loss.backward() (or autograd.grad) inside the compiled function",
     "data_dependent_branch": "Python control flow on a tensor's value (if tensor.sum() > 0)",
     "item_or_tolist": "a tensor turned into a Python number or list (.item() / .tolist())",
-    "dynamic_output_shape": "an op whose output size depends on data (nonzero, unique, masked_select)",
+    "dynamic_output_shape": "an op whose output size depends on the data",
     "skipped_or_c_function": "a function Dynamo skips or cannot trace (a C function, a skipped module, "
                              "a disabled function)",
     "user_exception": "the user's code raised an exception inside the compiled code",

@@ -181,8 +181,22 @@ _LOCAL_NAME = lazy(r"[LG]\['([^']+)'\]")
 _AT_INDEX = lazy(r"\bat index (\d+)")
 
 
+# A guard that calls a check on what it reads (`___check_obj_id(act.__code__, 1)`, `len(xs) == 3`,
+# `list(cfg.keys()) == [...]`): the expression read is its first argument.
+_WRAPPED = lazy(r"^(?:not )?(?:___check_obj_id|___check_type_id|len|hasattr|list|isinstance|___dict_contains)"
+                r"\((?:'[^']*', )?(?P<inner>(?:[^,()]|\([^()]*\))+)")
+_WRAPPED_TAIL = lazy(r"\.(?:keys\(\)|__code__|__func__|__dict__)$")
+_OF_TYPE = lazy(r"type=<class '(?P<type>[\w.]+)'>")
+
+
 def guarded(guard: str, hint: str | None = None) -> Guarded:
-    """What a failed guard (`self.temperature == 1`, `G['SCALE'] == 2`, `___stack0 == 1.5`) read."""
+    """What a failed guard (`self.temperature == 1`, `G['SCALE'] == 2`, `___stack0 == 1.5`,
+    `___check_obj_id(act.__code__, 1)`) read."""
+    if (wrapped := _WRAPPED.search(guard)) is not None:
+        inner = _WRAPPED_TAIL.sub("", wrapped.group("inner").strip())
+        named = guarded(f"{inner} == 0")  # where the expression itself lives
+        of_type = _OF_TYPE.search(guard)
+        return Guarded(named.source, named.name, of_type.group("type") if of_type else None, hint)
     for source, pattern in GUARD_SOURCES:
         if m := pattern.search(guard):
             name = m.groupdict().get("name")
@@ -289,7 +303,9 @@ def break_cause(gb: GraphBreak) -> Cause:
             found.family not in _SPECIFIC_FAMILIES:
         cause = logging
     else:
-        cause = Cause(found.family, f"{FAMILIES[found.family]}{where}")
+        context = f"; {gb.context}" if gb.context and len(gb.context) <= 80 else ""
+        cause = Cause(found.family, f"{FAMILIES[found.family]}{where} (PyTorch {found.gb_id}: "
+                      f"{found.type}{context})")
     if (deliberate := _by_design(gb, found)) is not None:
         return Cause("by_design", deliberate + where, registry=found)
     cause = Cause(cause.cause, cause.why, cause.subject, cause.facts, found)
@@ -428,11 +444,10 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         return Cause("recompile_limit", "the recompile limit was hit: this frame now runs eagerly",
                      registry=cause_entry)
     if any(e.family == "frame_skipped" for e in entries) or _SKIPPED_FRAME.search(reason):
-        what = (f"{cause_entry.type} ({cause_entry.gb_id}, {cause_entry.family})" if cause_entry
-                else first)
-        loop = " inside a for/while loop" if any(e.gb_id == "gb7000" for e in entries) else ""
-        return Cause("frame_skipped", f"Dynamo gave up the whole frame and runs it eagerly: a graph "
-                     f"break{loop} it could not resume from: {what}", registry=cause_entry)
+        what = f"{cause_entry.type} ({cause_entry.gb_id})" if cause_entry else first
+        loop = " in a loop" if any(e.gb_id == "gb7000" for e in entries) else ""
+        return Cause("frame_skipped", f"the whole frame runs eagerly: Dynamo gave it up at a graph "
+                     f"break{loop}: {what}", registry=cause_entry)
     if (op := _CUSTOM_OP.search(reason)) and _FAKE_KERNEL.search(reason):
         name = op.group("def") or op.group("op") or op.group("attr")
         return Cause("missing_fake_kernel", f"the custom op {name} has no fake (meta) kernel: Dynamo "

@@ -20,6 +20,7 @@ from tlview.model.reasons import (
     GraphBreak,
     RecompileReason,
     failure_of_traceback,
+    is_library_path,
     parse_recompile_reasons,
 )
 from tlview.model.status import Status
@@ -158,7 +159,11 @@ class CompileNode:
         """The failure of this compile id: its metrics' fail_type, else what the text shows."""
         if self.metrics is not None:
             fail_type = self.metrics.get("fail_type")
-            return Failure(str(fail_type), str(self.metrics.get("fail_reason") or "")) if fail_type else None
+            if not fail_type:
+                return None
+            file, line = self.metrics.get("fail_user_frame_filename"), self.metrics.get("fail_user_frame_lineno")
+            place = f"{file}:{line}" if file and line and not is_library_path(str(file)) else None
+            return Failure(str(fail_type), str(self.metrics.get("fail_reason") or ""), place)
         if self.in_trace:
             # The trace tells failures in the metrics of the final attempt; a trace cut short
             # after a dynamo_error (the job died) has only that.

@@ -28,11 +28,13 @@ CATEGORIES: dict[str, Callable[[CompileNode], bool]] = {
     "output_code": lambda n: any(a.kind.name == "inductor_output_code" for a in n.artifacts),
     "errors": lambda n: n.compile.verdict.has(Kind.FAILURE),
     "restarts": lambda n: n.compile.verdict.has(Kind.RESTART),
+    "skipped_frames": lambda n: n.compile.verdict.has(Kind.FRAME_SKIPPED),
 }
 ALIASES = {"recompiles_verbose": "recompiles", "breaks": "graph_breaks",
            "graph_break": "graph_breaks", "failures": "errors", "error": "errors",
            "recompile": "recompiles", "guard": "guards", "dynamic_shapes": "dynamic",
-           "restart": "restarts", "failure": "errors"}
+           "restart": "restarts", "failure": "errors", "skipped": "skipped_frames",
+           "eager": "skipped_frames", "frame_skipped": "skipped_frames"}
 
 
 @dataclass(frozen=True)

@@ -17,7 +17,7 @@ from tlview.model.verdict import Kind
 from tlview.textsafe import visible
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.
-CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red"}
+CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red", "frame_skipped": "bold red"}
 PHASE_STYLE = dict(zip(PHASES, ("blue", "magenta", "green", "yellow", "cyan")))
 BAR_WIDTH = 40
 
@@ -47,7 +47,9 @@ def totals_line(totals: dict) -> str:
     """The run's counts in the README's words (one line for --report and the compare view)."""
     parts = [counted(totals["compile_ids"], "compile id"), counted(totals["frames"], "frame"),
              counted(totals["compiles"], "compile")]
-    parts += [kind.count(totals[kind.word]) for kind in Kind]
+    parts += [kind.count(totals[kind.word]) for kind in Kind if kind.said_when_none or totals[kind.word]]
+    if by_design := totals.get("graph_breaks_by_design"):
+        parts.append(f"{counted(by_design, 'graph break')} by PyTorch's design")
     return ", ".join(parts) + ", " + counted(totals["records"], "record")
 
 

@@ -106,6 +106,7 @@ class GraphBreak:
     hints: list[str] = field(default_factory=list)
     user_stack: list[str] = field(default_factory=list)
     url: str | None = None
+    context: str | None = None  # PyTorch's "Developer debug context:" (the op, the function, the value)
     source: Any = None  # where the whole message is (read from disk when shown)
     rec: int = -1
 
@@ -176,8 +177,9 @@ def is_graph_break_message(lines: list[str]) -> bool:
 def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
     """A `dynamo_graph_break_reason` message (trace payload or `graph_breaks` text): location,
     reason, explanation, hints, user stack."""
-    location, reason, detail, explanation, hints, user_stack, url = _graph_break_fields(text)
-    return GraphBreak(location, reason, detail, explanation, list(hints), list(user_stack), url, source, rec)
+    location, reason, detail, explanation, hints, user_stack, url, context = _graph_break_fields(text)
+    return GraphBreak(location, reason, detail, explanation, list(hints), list(user_stack), url, context,
+                      source, rec)
 
 
 @lru_cache(maxsize=1024)
@@ -192,6 +194,7 @@ def _graph_break_fields(text: str) -> tuple:
     explanation = None
     hints: list[str] = []
     url = None
+    context = None
     user_stack: list[str] = []
     i = 0
     while i < len(lines):
@@ -211,6 +214,8 @@ def _graph_break_fields(text: str) -> tuple:
             explanation = stripped[len("Explanation:"):].strip()
         elif stripped.startswith("Hint:"):
             hints.append(stripped[len("Hint:"):].strip())
+        elif stripped.startswith("Developer debug context:") and context is None:
+            context = stripped[len("Developer debug context:"):].strip()
         elif "graph break, please visit:" in stripped and url is None:
             url = stripped.rsplit(" ", 1)[-1]
         elif stripped == "User code traceback:":
@@ -225,16 +230,39 @@ def _graph_break_fields(text: str) -> tuple:
         i += 1
     if not reason:
         reason = next((ln.strip() for ln in lines[1:] if ln.strip()), lines[0].strip())
-    return location, reason, detail, explanation, tuple(hints), tuple(user_stack), url
+    return location, reason, detail, explanation, tuple(hints), tuple(user_stack), url, context
 
 
 @dataclass(slots=True, frozen=True)
 class Failure:
     """A compile that failed: the exception's class name and message (as compilation metrics say
-    it, or as the TORCH_LOGS text shows the exception)."""
+    it, or as the TORCH_LOGS text shows the exception), and the user's line it failed at where
+    torch recorded it (the metrics' fail_user_frame_filename and _lineno)."""
 
     fail_type: str
     fail_reason: str
+    user_place: str | None = None  # `/job/train.py:100`
+
+    @property
+    def place(self) -> str | None:
+        """The user's line it failed at: the one torch recorded, else the deepest of the user's
+        own frames under the message's "from user code:"."""
+        return self.user_place or user_place_in(self.fail_reason)
+
+
+def user_place_in(text: str) -> str | None:
+    """`file:line` of the deepest frame of the user's own code in a message's "from user code:"
+    traceback (the frames of torch and the standard library left out), or None."""
+    after = text.split("from user code:", 1)
+    if len(after) < 2:
+        return None
+    found = None
+    for line in after[1].split("\n"):
+        if (m := _USER_CODE_FRAME.match(line)) and not is_library_path(m.group("path")):
+            found = f"{m.group('path')}:{m.group('line')}"
+        elif line.strip() and not line.startswith((" ", "\t")):
+            break
+    return found
 
 
 _LIMIT_HIT = re.compile(r"hit config\.(?:recompile|cache_size)_limit|recompile_limit exceeded")

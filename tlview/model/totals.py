@@ -19,6 +19,8 @@ class Totals:
     compiles_with_graph_break: int = 0
     errors: int = 0
     restarts: int = 0
+    skipped_frames: int = 0  # frames Dynamo gave up: they run eagerly
+    graph_breaks_by_design: int = 0  # breaks PyTorch makes on purpose in its own code (not in graph_breaks)
     records: int = 0
     problems: int = 0
     md5_bad: int = 0
@@ -62,7 +64,7 @@ class RunningTotals:
     totals() at 10,000 compile ids). Always equal to totals(index)."""
 
     _FIELDS = ("compile_ids", "compiles", "recompiles", "graph_breaks", "errors", "restarts",
-               "compiles_with_graph_break")
+               "skipped_frames", "graph_breaks_by_design", "compiles_with_graph_break")
 
     def __init__(self, index) -> None:
         self.index = index
@@ -98,7 +100,7 @@ class RunningTotals:
         return t
 
 
-_WORDS = [kind.word for kind in Kind]
+_WORDS = [kind.word for kind in Kind] + ["graph_breaks_by_design"]
 
 
 def _counts_of(compile_) -> tuple[dict, set]:
@@ -107,7 +109,7 @@ def _counts_of(compile_) -> tuple[dict, set]:
     owned = verdict.owned_by(compile_)
     counts = dict.fromkeys(_WORDS, 0)
     for problem in owned:
-        counts[problem.kind.word] += 1
+        counts["graph_breaks_by_design" if problem.by_design else problem.kind.word] += 1
     if compile_.head.is_outside:  # an Export entry: no compile id, but its failures count
         return counts, set()
     nodes = [n for n in compile_.attempts if n.cid.frame is not None or n.cid.autograd is not None]

@@ -33,13 +33,15 @@ from tlview.model.causes import (
 )
 from tlview.model.kinds import Role
 from tlview.model.places import resumed, split_place, user_function
-from tlview.model.reasons import Failure, failure_of_traceback
+from tlview.model.reasons import Failure, failure_of_traceback, is_library_path
 from tlview.model.status import Status
 
 
 class Kind(Enum):
-    """A closed set: what a problem of a compile is."""
+    """A closed set: what a problem of a compile is. A frame run eagerly comes first: it costs the
+    most (none of the frame is compiled), and the report and the Summary lead with it."""
 
+    FRAME_SKIPPED = ("frame_skipped", "skipped_frames", "frame run eagerly", "frames run eagerly")
     RECOMPILE = ("recompile", "recompiles", "recompile", "recompiles")
     GRAPH_BREAK = ("graph_break", "graph_breaks", "graph break", "graph breaks")
     RESTART = ("restart", "restarts", "restart", "restarts")
@@ -54,6 +56,12 @@ class Kind(Enum):
     def count(self, n: int) -> str:
         """`1 recompile`, `2 graph breaks`."""
         return f"{n:,} {self.noun if n == 1 else self.plural}"
+
+    @property
+    def said_when_none(self) -> bool:
+        """Whether a count of none is said (`0 failures`): of a frame run eagerly, only one that
+        happened is (most runs have none, and a line of counts has little room)."""
+        return self is not Kind.FRAME_SKIPPED
 
 
 @dataclass(eq=False, slots=True)
@@ -75,6 +83,7 @@ class CompileProblem:
     subject: str | None = None  # what a fix names (a logging call, a custom op)
     facts: Any = None  # what its fix is chosen from: causes.Guarded, LoggingCall or SkippedCall
     message: str = ""  # what torch said, first line
+    registry: Any = None  # its entry in PyTorch's graph-break registry (break_registry.RegistryEntry)
 
     @property
     def compile_id(self) -> str:
@@ -82,16 +91,16 @@ class CompileProblem:
 
     @property
     def source_place(self) -> tuple[str, int] | None:
-        """(file, line) of the user's line this problem is about: the line a recompile's failed
-        guard came from (its path completed from the compile's place when torch cut it short),
-        else the problem's place."""
+        """(file, line) of the user's line this problem is about (its `location`, decided in
+        judge: the same line in every view)."""
         file, line = split_place(self.location)
-        frame = self.evidence.user_frame() if self.kind is Kind.RECOMPILE and self.logged else None
-        if frame is not None:
-            if not frame[0].startswith("/") and file.endswith(frame[0]):
-                frame = (file, frame[1])
-            return frame
         return (file, line) if file and line else None
+
+    @property
+    def by_design(self) -> bool:
+        """A graph break PyTorch makes on purpose in its own code: told, and kept apart from the
+        user's breaks in the totals and --fail-on graph_breaks."""
+        return self.kind is Kind.GRAPH_BREAK and self.cause == "by_design"
 
     @property
     def primary(self) -> bool:
@@ -144,7 +153,7 @@ def judge(compile_) -> Verdict:
     def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
         found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
                                more.pop("location", None) or location, subject=cause.subject,
-                               facts=cause.facts, **more)
+                               facts=cause.facts, registry=cause.registry, **more)
         problems.append(found)
         return found
 
@@ -153,7 +162,8 @@ def judge(compile_) -> Verdict:
         reason = head.recompile_cause
         if reason is not None:
             problem(Kind.RECOMPILE, recompile_cause(reason), head, against=_against(compile_, reason),
-                    evidence=reason, message=reason.guard, records=_records(head, Role.RECOMPILE))
+                    evidence=reason, message=reason.guard, records=_records(head, Role.RECOMPILE),
+                    location=_guard_place(reason, location))
         else:
             problem(Kind.RECOMPILE, recompile_not_logged(text_only), head, logged=False)
 
@@ -176,7 +186,8 @@ def judge(compile_) -> Verdict:
             cause = Cause(cause.cause, f"compile #{(compile_.key.frame_compile or 0) + 1} of this frame "
                           f"was refused (the recompile limit): it recompiled each time for "
                           f"{recompiled.cause}; the frame now runs eagerly")
-        problem(Kind.FAILURE, cause, failed, evidence=failure,
+        kind = Kind.FRAME_SKIPPED if cause.cause == "frame_skipped" else Kind.FAILURE
+        problem(kind, cause, failed, evidence=failure, location=failure.place,
                 message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
                 records=_records(failed, Role.FAILURE, Role.METRICS))
     return Verdict(_status(compile_, problems), tuple(problems))
@@ -232,9 +243,10 @@ def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> No
 def _status(compile_, problems: list[CompileProblem]) -> Status:
     """tlparse's order (error, empty, break, ok; missing without metrics), with two differences:
     a compile that broke the graph without a restart is a break too, and a restart that followed
-    no graph break is `restart`."""
+    no graph break is `restart`. A frame Dynamo gave up (it runs eagerly) is an error, as tlparse
+    has it (its metrics have a fail_type), though no exception reached the program."""
     kinds = {p.kind for p in problems}
-    if Kind.FAILURE in kinds:
+    if Kind.FAILURE in kinds or Kind.FRAME_SKIPPED in kinds:
         return Status.ERROR
     metrics = compile_.final_metrics
     if metrics is None:
@@ -288,6 +300,23 @@ def _against(compile_, reason):
     key = reason.failed_id.compile_key
     return next((c.head for c in list(compile_.frame.compiles) if c.key == key),
                 None)
+
+
+def _guard_place(reason, compile_place: str | None) -> str | None:
+    """The user's line a recompile's failed guard came from (the innermost of the user's frames
+    torch logged for it), its path completed from the compile's place where torch cut it short;
+    None where torch logged none in the user's files (the compile's place stands)."""
+    frame = reason.user_frame()
+    if frame is None:
+        return None
+    path, line = frame
+    file = split_place(compile_place)[0]
+    if not path.startswith("/"):
+        if file.endswith(path.lstrip(".")):
+            path = file
+        elif is_library_path("/torch/" + path) or "-packages/" in path:
+            return None  # a guard's comment cut short to torch's own file (`nn/modules/conv.py:548`)
+    return f"{path}:{line}"
 
 
 def _records(node, *roles) -> tuple:

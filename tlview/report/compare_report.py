@@ -22,7 +22,8 @@ def render_compare(comparison: dict, console: Console) -> None:
     table = Table(expand=False, pad_edge=False, show_edge=False, box=None)
     for name in ("", "before", "after"):
         table.add_column(name, justify="right" if name else "left")
-    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind),
+    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind
+                                                          if k.said_when_none or before[k.word] or after[k.word]),
                        ("compile_seconds", "compile seconds")):
         table.add_row(label, str(before[key]), str(after[key]))
     console.print(table)

@@ -107,7 +107,8 @@ def markdown_compare(comparison: dict) -> str:
     out = ["# torch.compile: two runs compared", "",
            f"- before: {code(visible_name(before['path']))}", f"- after: {code(visible_name(after['path']))}", "",
            "| | before | after |", "|---|---|---|"]
-    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind),
+    for key, label in (("compile_ids", "compile ids"), *((k.word, k.plural) for k in Kind
+                                                          if k.said_when_none or before[k.word] or after[k.word]),
                        ("compile_seconds", "compile seconds")):
         out.append(f"| {label} | {before[key]} | {after[key]} |")
     out.append("")

@@ -122,7 +122,9 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  [{', '.join(gb['compile_ids'])}]{where}", style="dim")
             console.print(line)
 
-    diagnosed = [(e, d) for e in summary["compiles"] for d in e["diagnosis"]]
+    # a frame run eagerly leads: none of it is compiled
+    diagnosed = sorted(((e, d) for e in summary["compiles"] for d in e["diagnosis"]),
+                       key=lambda pair: pair[1]["kind"] != "frame_skipped")
     if diagnosed:
         console.print(Text("Why, and what to do", style="bold"))
         seen = set()

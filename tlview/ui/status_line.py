@@ -130,6 +130,8 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
                                   (Kind.GRAPH_BREAK, YELLOW, 6)):
             count = getattr(t, kind.word)
             add(drop, f" · {kind.count(count)}", style if count else "")
+        if t.skipped_frames:  # said only where it happened: the most costly problem, never dropped
+            add(None, f" · {Kind.FRAME_SKIPPED.count(t.skipped_frames)}", f"bold {RED}")
         if t.problems:
             add(None, f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", RED)
     if facts.filter:
