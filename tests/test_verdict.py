@@ -96,8 +96,8 @@ def _check_agreement(path: Path) -> dict:
         index.close()
     totals = doc["totals"]
     entries = doc["compiles"] + doc["outside_compiles"]
-    listed = [p for e in entries for p in e["verdict"]
-              if e.get("id") is None or p["compile_id"] == e["id"]]  # an export's failure: once
+    listed = [p for e in entries for p in e["verdict"]  # an export's failure: once; PyTorch's own
+              if (e.get("id") is None or p["compile_id"] == e["id"]) and p["cause"] != "by_design"]  # breaks apart
     for word, kind in WORDS.items():
         assert totals[word] == sum(p["kind"] == kind for p in listed), (path, word)
     assert totals["compile_ids"] == len(doc["compiles"]), path
@@ -110,7 +110,7 @@ def _check_agreement(path: Path) -> dict:
         assert all(e["status"] == status for e in attempts)
         if attempts[0]["function"] == "torch.export":  # part of its Export entry: its verdict
             kinds = {p["kind"] for e in doc["outside_compiles"] for p in e["verdict"]}
-        assert (status == "error") == ("failure" in kinds), (path, attempts[0]["id"])
+        assert (status == "error") == bool({"failure", "frame_skipped"} & kinds), (path, attempts[0]["id"])
         if status == "break":
             assert "graph_break" in kinds, (path, attempts[0]["id"])
     assert totals["compiles_with_graph_break"] == sum(
@@ -348,7 +348,7 @@ def test_compare_matches_a_program_edited_and_renamed():
     # now in a resume function; the resume function's recompile (its guard, `k == 2`, read on the
     # line after the break) moved with it, not crosswise
     assert same == {("graph_break", "select", "7", "11"), ("recompile", "select", "8", "12"),
-                    ("recompile", "scale", "12", "16")}
+                    ("recompile", "scale", "13", "17")}
     assert {(p["kind"], p["cause"]) for p in doc["new"]} == {("graph_break", "print_or_logging"),
                                                           ("recompile", "python_value")}
     pair = next(p for p in doc["same"] if p["kind"] == "graph_break")

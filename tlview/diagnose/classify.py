@@ -88,9 +88,10 @@ def _length_fix(problem: CompileProblem, settings: CompileSettings) -> str:
                 "constant of the code after it, length and all: keep it a tensor across the break (no "
                 ".tolist()), or fix the break so that nothing is carried")
     name = guarded.name or "the list"
-    return (f"{name} has another length than when compiled: the length of a list, tuple or dict is part "
-            f"of the compiled code (no setting makes it dynamic): keep the length fixed (pad it), or pass "
-            f"one tensor (torch.stack({name})), whose size can be dynamic")
+    return (f"{name} has another length than when compiled: the number of items of a list, tuple or "
+            f"dict is part of the compiled code (no setting makes it dynamic): give it the same number "
+            f"each call (pad a list; give a dict every key, a default where one is missing), or pass one "
+            f"tensor (torch.stack({name})), whose size can be dynamic")
 
 
 def _symbolic_fix(problem: CompileProblem) -> str:
@@ -119,9 +120,21 @@ def _static_why(settings: CompileSettings) -> str:
             "dynamo_config records automatic_dynamic_shapes=False)")
 
 
+# An optimizer's hyperparameter read by a compiled step (`self.param_groups[0]['lr'] == 0.01`).
+_OPTIMIZER_HYPERPARAMETER = re.compile(r"param_groups\[\d+\]\[['\"](?P<name>\w+)['\"]\]")
+
+
 def _python_value_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     guarded = problem.facts if isinstance(problem.facts, Guarded) else Guarded("other")
     name = guarded.name or "the value"
+    if m := _OPTIMIZER_HYPERPARAMETER.search(problem.message or ""):
+        # torch's "compiled optimizer with an LR scheduler" recipe: a tensor lr is read, not guarded
+        hyper = m.group("name")
+        return (f"the optimizer's {hyper} is a Python float, a constant of the compiled step: each new "
+                f"value (an LR scheduler's) compiles again; pass it as a tensor when the optimizer is "
+                f"made ({hyper}=torch.tensor(0.01)): the step then reads it and compiles once")
+    if guarded.source == "stack_value" and "[" in (problem.message or "").split("==")[0]:
+        return _length_fix(problem, settings)  # (an item of a list carried over a graph break)
     if guarded.source == "stack_value":
         return _scalar_across_break_fix(settings)
     if guarded.source == "module_attribute":
@@ -260,9 +273,12 @@ def _scalar_output_fix(problem: CompileProblem, settings: CompileSettings) -> st
     if settings.value("capture_scalar_outputs") is True:
         return (f"{CONFIG}capture_scalar_outputs is already True (recorded): keep the value a tensor "
                 "(its use needs a Python number)")
-    return (f"{CONFIG}capture_scalar_outputs = True keeps the .item() in the graph (where the number "
-            "then decides an `if`, the break moves to that `if`: make the test in the caller, on the "
-            "returned tensor); or keep the value a tensor")
+    # Where the number is used decides (fixtures/fixes, unseen programs): in tensor math the
+    # setting keeps it in the graph; as a size, an `if` or a Python float() it fails or breaks again.
+    return ("keep the value a tensor (drop the .item() / float() / .tolist(): tensor math on it stays in "
+            f"the graph); where it must be a number used only in tensor math, {CONFIG}"
+            "capture_scalar_outputs = True keeps the .item() in the graph (used as a size, a range or in "
+            "an `if`, it breaks or fails again: make that test in the caller)")
 
 
 def _dynamic_output_fix(settings: CompileSettings) -> str:
@@ -285,14 +301,16 @@ def _by_design_fix(problem: CompileProblem) -> str:
     hints = _hints_of(problem)
     dont_skip = next((h for h in hints if "dont_skip_tracing" in h), None)
     if dont_skip is not None:
-        return ("nothing is wrong in your code: PyTorch chose not to trace this function of its own; to "
-                "trace it anyway, PyTorch's hint: " + dont_skip.strip() + " (more breaks may follow "
-                "inside it); or call it outside the compiled function (a scheduler's step() after the "
-                "compiled step)")
-    return ("nothing to change in your code: PyTorch breaks the graph here on purpose (torch.optim's "
-            "step breaks so that AOT sees the update as an inference graph: see the comment at that "
-            "line); the code after it is compiled as a graph of its own. It is counted apart from your "
-            "graph breaks")
+        # fixtures/fixes/by_design/optim_sched_in_step: on an LR scheduler's wrapped step the hint
+        # removes the break and brings a grad-mode recompile
+        return ("nothing to change in your code: PyTorch does not trace this function of its own, on "
+                "purpose, and the graph breaks around it (counted apart from your breaks); to trace it "
+                "anyway, PyTorch's hint: " + dont_skip.strip() + " (it may bring other breaks or "
+                "recompiles)")
+    return ("nothing to change in your code: PyTorch breaks the graph here on purpose, in its own code "
+            "(torch.optim's step breaks so that AOT sees the update as an inference graph: the comment "
+            "at that line says why); the code after it is compiled as a graph of its own, and the break "
+            "is counted apart from your breaks")
 
 
 def _family_fix(problem: CompileProblem, settings: CompileSettings) -> str:
@@ -435,7 +453,8 @@ def _frame_skipped_fix(problem: CompileProblem, settings: CompileSettings) -> st
 
 def _unsupported_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     broke = _entry_problem(problem)
-    made_error = "fullgraph=True (or error_on_graph_break, or torch.export) allows no graph break"
+    made_error = ("torch.export allows no graph break" if problem.node.is_outside else
+                  "fullgraph=True (or error_on_graph_break, or torch.export) allows no graph break")
     if broke is None:
         return f"remove the construct from the compiled code ({made_error}; without them it is a graph break)"
     return f"{made_error}: fix this one ({broke.cause}: {_family_fix(broke, settings)})"

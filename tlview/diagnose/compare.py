@@ -140,7 +140,7 @@ def _occurrence(problem: CompileProblem, ranked: bool) -> Occurrence:
     shown = f"rank {node.rank} {node.id}" if ranked and node.rank is not None else node.id
     if node.is_outside:
         shown = f"export ({shown})" if shown != node.id else "export"
-    return Occurrence(problem.kind.key, problem.cause, problem.function or "?", problem.location or "?",
+    return Occurrence(problem.kind.key, problem.cause, problem.function or "?", problem.user_location or "?",
                       _gist(problem.message or problem.why), problem.why, fix_for(problem), shown, node,
                       problem.resumed_at is not None)
 

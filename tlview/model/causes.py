@@ -129,6 +129,10 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
                       r"\bdeterministic_algorithms\b", r"___check_global_state", r"___check_current_backend",
                       r"default_device", r"___check_torch_function"],
      "global state changed between calls ({detail})"),
+    ("value_became_none", [r"^expected type of '[^']+' to be <class 'NoneType'>", r"^expected type of .*but found <class 'NoneType'>"],
+     "a value that was None changed, or became None ({detail})"),
+    ("type_changed", [r"^expected type of '[^']+' to be"],
+     "a value of another type was passed or read ({detail})"),
     ("function_changed", [r"___check_obj_id\([^,]*\.(?:__code__|__func__)\b",
                           r"type=<class '(?:function|code|method|builtin_function_or_method|functools\.partial)'>"],
      "another function was passed or captured ({detail})"),
@@ -145,7 +149,7 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
      "a dict's keys changed: {detail}"),
     ("attribute_changed", [r"^hasattr\(", r"^not hasattr\("],
      "an attribute was added or removed: {detail}"),
-    ("length_changed", [r"^len\([^()]*(?:\([^()]*\)[^()]*)*\) == \d+$"],
+    ("length_changed", [r"^len\([^()]*(?:\([^()]*\)[^()]*)*\) [!=]= \d+$"],
      "a list, tuple or dict changed length: {detail}"),
     ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\b(?:Eq|Ne|Mod|FloorDiv|PythonMod|Max|Min)\(",
                      r"\bs\d+\b\s*(?:<|>|<=|>=|==)", r"\s(?:%|//|\*|\+|-)\s", r"%", r"(?:<|>|<=|>=|!=)"],
@@ -184,7 +188,8 @@ _AT_INDEX = lazy(r"\bat index (\d+)")
 # A guard that calls a check on what it reads (`___check_obj_id(act.__code__, 1)`, `len(xs) == 3`,
 # `list(cfg.keys()) == [...]`): the expression read is its first argument.
 _WRAPPED = lazy(r"^(?:not )?(?:___check_obj_id|___check_type_id|len|hasattr|list|isinstance|___dict_contains)"
-                r"\((?:'[^']*', )?(?P<inner>(?:[^,()]|\([^()]*\))+)")
+                r"\((?:'[^']*', )?(?P<inner>(?:[^,()]|\([^()]*\))+)|^expected type of '(?P<named>[^']+)' to be "
+                r"<class '(?P<was>[\w.]+)'>")
 _WRAPPED_TAIL = lazy(r"\.(?:keys\(\)|__code__|__func__|__dict__)$")
 _OF_TYPE = lazy(r"type=<class '(?P<type>[\w.]+)'>")
 
@@ -193,10 +198,11 @@ def guarded(guard: str, hint: str | None = None) -> Guarded:
     """What a failed guard (`self.temperature == 1`, `G['SCALE'] == 2`, `___stack0 == 1.5`,
     `___check_obj_id(act.__code__, 1)`) read."""
     if (wrapped := _WRAPPED.search(guard)) is not None:
-        inner = _WRAPPED_TAIL.sub("", wrapped.group("inner").strip())
+        inner = _WRAPPED_TAIL.sub("", (wrapped.group("inner") or wrapped.group("named")).strip())
         named = guarded(f"{inner} == 0")  # where the expression itself lives
         of_type = _OF_TYPE.search(guard)
-        return Guarded(named.source, named.name, of_type.group("type") if of_type else None, hint)
+        was = wrapped.group("was") or (of_type.group("type") if of_type else None)
+        return Guarded(named.source, named.name, was, hint)
     for source, pattern in GUARD_SOURCES:
         if m := pattern.search(guard):
             name = m.groupdict().get("name")
@@ -321,7 +327,7 @@ _SPECIFIC_FAMILIES = frozenset({"explicit_graph_break", "frame_skipped", "backwa
                                 "data_dependent_branch", "item_or_tolist", "dynamic_output_shape"})
 # torch's own code (an installed torch, or a source tree's `torch/` package).
 _TORCH_CODE = lazy(r"(?:^|/)torch/(?:[\w.]+/)*[\w.]+\.py\b|\bmodule: torch\.|`torch\.[\w.]+`")
-_SKIPPED_IN_TORCH = lazy(r"(?:module: |qualname: |filename: `[^`]*/)torch[./]")
+_SKIPPED_IN_TORCH = lazy(r"(?:module: |qualname: |(?:filename:|in file) `[^`]*/)torch[./]")
 
 
 def _by_design(gb: GraphBreak, found: RegistryEntry | None) -> str | None:
@@ -335,7 +341,7 @@ def _by_design(gb: GraphBreak, found: RegistryEntry | None) -> str | None:
         return (f"PyTorch breaks the graph here on purpose, in its own code ({_short(location)}: "
                 f"{found.type}, {found.gb_id})")
     if found.family == "skipped_or_c_function" and "skipped" in found.type and \
-            _SKIPPED_IN_TORCH.search(" ".join(filter(None, [gb.detail, gb.explanation, gb.reason]))):
+            _SKIPPED_IN_TORCH.search(" ".join(filter(None, [gb.detail, gb.explanation, gb.reason, gb.context]))):
         return (f"PyTorch marks this function of its own as not to be traced ({found.type}, "
                 f"{found.gb_id}): {_skipped_name(gb)}")
     return None
@@ -352,7 +358,7 @@ _SKIPPED_NAME = lazy(r"qualname: (?P<q>[\w.<>]+)|function `(?P<f>[\w.<>]+)`")
 
 
 def _skipped_name(gb: GraphBreak) -> str:
-    m = _SKIPPED_NAME.search(" ".join(filter(None, [gb.detail, gb.explanation])))
+    m = _SKIPPED_NAME.search(" ".join(filter(None, [gb.context, gb.detail, gb.explanation])))
     return (m.group("q") or m.group("f")) if m else "a function of torch's"
 
 

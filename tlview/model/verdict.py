@@ -84,16 +84,28 @@ class CompileProblem:
     facts: Any = None  # what its fix is chosen from: causes.Guarded, LoggingCall or SkippedCall
     message: str = ""  # what torch said, first line
     registry: Any = None  # its entry in PyTorch's graph-break registry (break_registry.RegistryEntry)
+    place_told: bool = True  # whether `location` is the problem's own line, not its compile's place
+    _found_place: str | None = None  # user_location, once looked up ("" for none found)
 
     @property
     def compile_id(self) -> str:
         return self.node.id
 
     @property
+    def user_location(self) -> str | None:
+        """`file:line` of the user's line this problem is about, the same in every view: the line
+        its own message names (decided in judge), else the one the compile's other records tell
+        (user_lines.py: read from disk once, when a view asks), else the compile's place."""
+        if self.place_told:
+            return self.location
+        if self._found_place is None:
+            self._found_place = _look_up_place(self) or ""
+        return self._found_place or self.location
+
+    @property
     def source_place(self) -> tuple[str, int] | None:
-        """(file, line) of the user's line this problem is about (its `location`, decided in
-        judge: the same line in every view)."""
-        file, line = split_place(self.location)
+        """(file, line) of user_location."""
+        file, line = split_place(self.user_location)
         return (file, line) if file and line else None
 
     @property
@@ -151,9 +163,11 @@ def judge(compile_) -> Verdict:
     function, resumed_at = user_function(code_function), found.line if found else None
 
     def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
+        own = more.pop("location", None)
+        told = bool(own) and not is_library_path(split_place(own)[0])
         found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
-                               more.pop("location", None) or location, subject=cause.subject,
-                               facts=cause.facts, registry=cause.registry, **more)
+                               own if told else location, subject=cause.subject,
+                               facts=cause.facts, registry=cause.registry, place_told=told, **more)
         problems.append(found)
         return found
 
@@ -302,6 +316,24 @@ def _against(compile_, reason):
                 None)
 
 
+def _look_up_place(problem: CompileProblem) -> str | None:
+    """The user's line from the compile's other records (user_lines.py), or None."""
+    from tlview.model import user_lines  # (reads from disk: only once a view asks)
+
+    compile_place = problem.location or ""
+    compile_file = split_place(compile_place)[0]
+    if problem.kind is Kind.RECOMPILE and problem.logged and problem.against is not None:
+        facts = problem.facts
+        name = getattr(facts, "name", None)
+        if name and (found := user_lines.guard_line(problem.against, name, compile_file)):
+            return found
+        if getattr(facts, "source", None) == "input_tensor" and (found := user_lines.caller_line(problem.node)):
+            return found
+    if is_library_path(compile_file):  # a compile of torch's own code: the user's call into it
+        return user_lines.deepest_user_line(problem.node)
+    return None
+
+
 def _guard_place(reason, compile_place: str | None) -> str | None:
     """The user's line a recompile's failed guard came from (the innermost of the user's frames
     torch logged for it), its path completed from the compile's place where torch cut it short;
@@ -346,10 +378,15 @@ def _judge_outside(compile_) -> Verdict:
     problems = []
     for failure, records in _export_failures(node):
         cause = failure_cause(failure.fail_type, failure.fail_reason)
-        problems.append(CompileProblem(Kind.FAILURE, cause.cause, "torch.export failed: " + cause.why, node,
-                                       "export", None, None, evidence=failure, records=records,
+        why = cause.why
+        if cause.cause == "unsupported" and cause.registry is not None:  # (no fullgraph in an export)
+            why = f"it allows no graph break: {cause.registry.type} ({cause.registry.gb_id})"
+        place = failure.place
+        problems.append(CompileProblem(Kind.FAILURE, cause.cause, "torch.export failed: " + why, node,
+                                       "export", None, place, evidence=failure, records=records,
                                        message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
-                                       subject=cause.subject))
+                                       subject=cause.subject, registry=cause.registry,
+                                       place_told=place is not None))
     return Verdict(Status.ERROR if problems else Status.OK, tuple(problems))
 
 

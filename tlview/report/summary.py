@@ -135,7 +135,7 @@ def problem_entry(problem, sources: SourceFiles | None = None) -> dict:
     return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
             "fix": fix_for(problem), "compile_id": problem.compile_id,
             "function": problem.function, "resumed_at": problem.resumed_at,
-            "location": problem.location,
+            "location": problem.user_location,
             "against": problem.against.id if problem.against is not None else None,
             "logged": problem.logged, "primary": problem.primary,
             "follows": problem.follows.compile_id if problem.follows is not None else None,
