@@ -73,6 +73,8 @@ RECOMPILE_FIXES = {
                          "anew; give it the same keys each call (a default for a missing one)",
     "attribute_changed": "an attribute of {name} was added or removed after the first call: set every "
                          "attribute in __init__, and change its value, not its presence",
+    "hooks_changed": "register a module's hooks before its first compiled call (and keep them): each "
+                     "set of hooks compiles a version of its own",
     "global_state": "keep autocast and the guarded global state the same across calls, or compile a "
                      "function of its own for each state",
     "other": "the guard that failed is quoted above: keep what it reads the same between calls (its "
@@ -88,6 +90,10 @@ def _length_fix(problem: CompileProblem, settings: CompileSettings) -> str:
                 "constant of the code after it, length and all: keep it a tensor across the break (no "
                 ".tolist()), or fix the break so that nothing is carried")
     name = guarded.name or "the list"
+    if "self.state" in (problem.message or ""):
+        # torch.optim: a compiled step's state is empty at the first step and filled by it
+        return ("the optimizer's state is empty at its first step and filled by it: this one recompile "
+                "is expected (a compiled optimizer step compiles twice), and none follows from it")
     return (f"{name} has another length than when compiled: the number of items of a list, tuple or "
             f"dict is part of the compiled code (no setting makes it dynamic): give it the same number "
             f"each call (pad a list; give a dict every key, a default where one is missing), or pass one "

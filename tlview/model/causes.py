@@ -111,23 +111,23 @@ NOT_LOGGED = "not_logged"
 # TYPE_MATCH `___check_type_id(...)`, LENGTH_CHECK `len(x) == 3`, DICT_KEYS_MATCH `list(d.keys())
 # == [...]`, EQUALS_MATCH `x == 2`, the shape environment `Ne(Mod(s0, 4), 0)`); the first match wins.
 _RECOMPILE_RULES = [  # (cause, patterns, why)
-    ("size_mismatch", [r"^tensor '[^']+' size mismatch", r"\bsizes? (?:changed|differ)"],
+    ("size_mismatch", [r"^tensor '.*?' size mismatch", r"\bsizes? (?:changed|differ)"],
      "input {tensor} changed size{detail}"),
-    ("stride_mismatch", [r"^tensor '[^']+' stride mismatch", r"\bstrides? (?:changed|differ)"],
+    ("stride_mismatch", [r"^tensor '.*?' stride mismatch", r"\bstrides? (?:changed|differ)"],
      "input {tensor} changed strides (memory layout){detail}"),
-    ("dtype_mismatch", [r"^tensor '[^']+' dtype mismatch", r"\bdtype (?:changed|differ)"],
+    ("dtype_mismatch", [r"^tensor '.*?' dtype mismatch", r"\bdtype (?:changed|differ)"],
      "input {tensor} changed dtype{detail}"),
-    ("device_mismatch", [r"^tensor '[^']+' device mismatch", r"\bdevice (?:changed|differ)", r"device_index"],
+    ("device_mismatch", [r"^tensor '.*?' device mismatch", r"\bdevice (?:changed|differ)", r"device_index"],
      "input {tensor} moved to another device{detail}"),
-    ("requires_grad_mismatch", [r"^tensor '[^']+' requires_grad mismatch", r"requires_grad (?:changed|differ)"],
+    ("requires_grad_mismatch", [r"^tensor '.*?' requires_grad mismatch", r"requires_grad (?:changed|differ)"],
      "input {tensor} changed requires_grad{detail}"),
-    ("ndim_mismatch", [r"^tensor '[^']+' (?:rank|ndim|dim) mismatch"],
+    ("ndim_mismatch", [r"^tensor '.*?' (?:rank|ndim|dim) mismatch"],
      "input {tensor} has another number of dims{detail}"),
-    ("tensor_mismatch", [r"^tensor '[^']+' .*mismatch", r"^tensor '[^']+'"],
+    ("tensor_mismatch", [r"^tensor '.*?' .*mismatch", r"^tensor '"],
      "input {tensor} changed ({detail})"),
     ("global_state", [r"GLOBAL_STATE", r"grad_mode", r"autocast", r"torch_function_mode",
                       r"\bdeterministic_algorithms\b", r"___check_global_state", r"___check_current_backend",
-                      r"default_device", r"___check_torch_function"],
+                      r"default_device", r"___check_torch_function", r"\bforward_ad\._current_level"],
      "global state changed between calls ({detail})"),
     ("value_became_none", [r"^expected type of '[^']+' to be <class 'NoneType'>", r"^expected type of .*but found <class 'NoneType'>"],
      "a value that was None changed, or became None ({detail})"),
@@ -142,15 +142,17 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
      "a value of another type was passed or read ({detail})"),
     ("object_identity", [r"___check_obj_id\(", r"\bID_MATCH\b"],
      "a different object was passed or captured ({detail})"),
-    ("tensor_aliasing", [r"___check_tensors", r"aliasing", r"^[^=<>!]+ is (?:not )?[^=]+$"],
+    ("tensor_aliasing", [r"___check_tensors", r"aliasing", r"^Duplicate tensors found", r"^[^=<>!]+ is (?:not )?[^=]+$"],
      "inputs that were the same tensor are now two (or the reverse): {detail}"),
+    ("hooks_changed", [r"_(?:forward|backward)(?:_pre)?_hooks\b", r"_state_dict_hooks", r"_global_\w*hooks"],
+     "a hook was added to or removed from a module: {detail}"),
+    ("length_changed", [r"^len\(.*\) [!=]= \d+$"],
+     "a list, tuple or dict changed length: {detail}"),
     ("dict_keys_changed", [r"\.keys\(\)\)? ==", r"___check_dict_keys", r"\bdict_keys\b", r"DICT_KEYS",
-                           r"___dict_contains", r"\bnot ___dict_contains|\bin\b .*\.keys\(\)"],
-     "a dict's keys changed: {detail}"),
+                           r"___dict_contains", r"\bin\b .*\.keys\(\)", r"\bdict\.keys\(", r"__contains__\("],
+     "a dict's keys (or a set's items) changed: {detail}"),
     ("attribute_changed", [r"^hasattr\(", r"^not hasattr\("],
      "an attribute was added or removed: {detail}"),
-    ("length_changed", [r"^len\([^()]*(?:\([^()]*\)[^()]*)*\) [!=]= \d+$"],
-     "a list, tuple or dict changed length: {detail}"),
     ("shape_guard", [r"\bsize\(\)\[\d+\]", r"\bstride\(\)\[\d+\]", r"\b(?:Eq|Ne|Mod|FloorDiv|PythonMod|Max|Min)\(",
                      r"\bs\d+\b\s*(?:<|>|<=|>=|==)", r"\s(?:%|//|\*|\+|-)\s", r"%", r"(?:<|>|<=|>=|!=)"],
      "a guard on a symbolic (dynamic) value failed: {detail}"),
@@ -162,7 +164,7 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
      "a Python value changed: {detail}"),
 ]
 _RECOMPILE_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _RECOMPILE_RULES]
-_TENSOR_NAME = lazy(r"tensor '([^']+)'")
+_TENSOR_NAME = lazy(r"tensor '(.+?)' ")
 _EXPECTED = lazy(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
 
@@ -246,7 +248,9 @@ def _guard_cause(first: str) -> Cause:
     for cause, patterns, why in _RECOMPILE_RULES:
         if patterns.search(first):
             # tensor mismatches say what changed; other guards are quoted
-            detail_text = detail if cause.endswith("_mismatch") else first
+            detail_text = detail if cause.endswith("_mismatch") and cause != "tensor_mismatch" else first
+            if cause == "tensor_mismatch":
+                detail_text = first.split("' ", 1)[-1][:160]  # (`dispatch key set mismatch. expected ...`)
             return Cause(cause, why.format(tensor=tensor, detail=detail_text))
     return Cause("other", f"a guard failed: {first}")
 
@@ -426,6 +430,7 @@ _INTERNAL = any_of([r"Internal", r"InternalTorchDynamoError", r"AssertionError"]
 _SKIPPED_FRAME = any_of([r"Skipping the (?:frame|function) and falling back to eager", r"\bSkipFrame\b",
                          r"falling back to eager"])
 _DATA_DEPENDENT = any_of([r"GuardOnDataDependentSymNode", r"Could not guard on data-dependent",
+                          r"PendingUnbackedSymbolNotFound", r"unbacked symbols? .*not in returned outputs",
                           r"data-dependent expression", r"DataDependentOutputException",
                           r"Could not extract specialized integer from data-dependent"])
 _CONTROL_FLOW_OP = any_of([r"UncapturedHigherOrderOpError", r"\btorch\.(?:cond|while_loop|scan|map)\b.*(?:expected|must|same)",
@@ -433,6 +438,21 @@ _CONTROL_FLOW_OP = any_of([r"UncapturedHigherOrderOpError", r"\btorch\.(?:cond|w
 _FAKE_RUN = lazy(r"(?:Dynamo failed to run FX node with fake tensors:|TorchRuntimeError:)\s*(?P<what>.+)")
 # Exceptions a user's code raises itself (and any class Dynamo names `Observed...`): the program
 # would raise it without torch.compile too.
+def skipped_frame_cause(entry: RegistryEntry | None, first: str, in_loop: bool) -> Cause:
+    """A frame Dynamo gave up at a graph break it could not resume from (in a loop, in a generator,
+    in a context it cannot rebuild): the frame runs eagerly, told by the break that caused it."""
+    what = f"{entry.type} ({entry.gb_id})" if entry else first
+    loop = " in a loop" if in_loop else ""
+    return Cause("frame_skipped", f"the whole frame runs eagerly: Dynamo gave it up at a graph "
+                 f"break{loop}: {what}", registry=entry)
+
+
+def gave_up_the_frame(gb: GraphBreak) -> bool:
+    """A break Dynamo could not handle by splitting the graph ("Failed to handle graph break
+    gracefully. Skipping the function and falling back to eager")."""
+    return bool(_SKIPPED_FRAME.search(gb.reason or ""))
+
+
 _USER_RAISED = lazy(r"^(?:Observed\w*Exception|Observed\w*Error|ValueError|TypeError|KeyError|IndexError|"
                     r"ZeroDivisionError|NotImplementedError|StopIteration|AttributeError|UserError|"
                     r"RuntimeError|Exception|LookupError|ArithmeticError|OSError)$")
@@ -450,10 +470,7 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         return Cause("recompile_limit", "the recompile limit was hit: this frame now runs eagerly",
                      registry=cause_entry)
     if any(e.family == "frame_skipped" for e in entries) or _SKIPPED_FRAME.search(reason):
-        what = f"{cause_entry.type} ({cause_entry.gb_id})" if cause_entry else first
-        loop = " in a loop" if any(e.gb_id == "gb7000" for e in entries) else ""
-        return Cause("frame_skipped", f"the whole frame runs eagerly: Dynamo gave it up at a graph "
-                     f"break{loop}: {what}", registry=cause_entry)
+        return skipped_frame_cause(cause_entry, first, any(e.gb_id == "gb7000" for e in entries))
     if (op := _CUSTOM_OP.search(reason)) and _FAKE_KERNEL.search(reason):
         name = op.group("def") or op.group("op") or op.group("attr")
         return Cause("missing_fake_kernel", f"the custom op {name} has no fake (meta) kernel: Dynamo "

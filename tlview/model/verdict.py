@@ -25,11 +25,13 @@ from tlview.model.causes import (
     Cause,
     break_cause,
     failure_cause,
+    gave_up_the_frame,
     is_graph_break_restart,
     recompile_cause,
     recompile_not_logged,
     restart_break_cause,
     restart_cause,
+    skipped_frame_cause,
 )
 from tlview.model.kinds import Role
 from tlview.model.places import resumed, split_place, user_function
@@ -200,6 +202,9 @@ def judge(compile_) -> Verdict:
             cause = Cause(cause.cause, f"compile #{(compile_.key.frame_compile or 0) + 1} of this frame "
                           f"was refused (the recompile limit): it recompiled each time for "
                           f"{recompiled.cause}; the frame now runs eagerly")
+        if cause.cause == "unsupported" and any(gave_up_the_frame(gb) for n in compile_.attempts for gb in n.breaks):
+            # the exception did not reach the program: Dynamo ran the frame eagerly instead
+            cause = skipped_frame_cause(cause.registry, failure.fail_reason.split("\n", 1)[0], False)
         kind = Kind.FRAME_SKIPPED if cause.cause == "frame_skipped" else Kind.FAILURE
         problem(kind, cause, failed, evidence=failure, location=failure.place,
                 message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
