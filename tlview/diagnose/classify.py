@@ -60,9 +60,9 @@ RECOMPILE_FIXES = {
     "object_identity": "{name} is another object than the one compiled against (its identity is guarded): "
                        "create it once, outside the loop, and pass that same object each call",
     "function_changed": "{name} is another function than the one compiled against (its code object is "
-                        "guarded: a lambda or nested def made anew, or a function swapped): define it once "
-                        "at module level and pass that same function; where it switches among a few, each "
-                        "compiles once (raise the recompile limit only if they are many)",
+                        "guarded): compile the caller that chooses {name} (where each function is a "
+                        "constant of the traced code: the loop over layers) instead of the function it is "
+                        "passed to; a lambda or nested def made anew each call: define it once",
     "type_changed": "{name} has another type than when compiled (it was {value_type}): keep its type the "
                     "same each call (always a tensor, always a float, the same class)",
     "value_became_none": "{name} is None in some calls and set in others: each compiles a version of its "
@@ -110,9 +110,20 @@ def _symbolic_fix(problem: CompileProblem) -> str:
             "(torch._dynamo.mark_static is for tensors; pass it as a constant of a functools.partial)")
 
 
+_SIZES = re.compile(r"expected (?P<expected>\d+), actual (?P<actual>\d+)")
+
+
 def _size_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     guarded = problem.facts if isinstance(problem.facts, Guarded) else Guarded("input_tensor")
     mark = f"torch._dynamo.mark_dynamic({guarded.name or 'x'}, {guarded.dim if guarded.dim is not None else 'dim'})"
+    sizes = _SIZES.search(problem.message or "")
+    if sizes and {sizes.group("expected"), sizes.group("actual")} & {"0", "1"}:
+        # PyTorch specializes sizes 0 and 1 always (its "0/1 specialization"): a dim marked dynamic
+        # still compiles apart for them (shared/gpu lm_decode, a KV cache that grows from 0)
+        return (f"a size of 0 or 1 is always compiled apart (PyTorch's 0/1 specialization: "
+                f"{mark} does not cover it): keep the dim at 2 or more from the first call (a "
+                f"preallocated buffer of fixed size with a position index, as a KV cache), or accept "
+                f"one compile for each of sizes 0 and 1")
     if settings.static_by_request:
         return (f"{_static_why(settings)}, so every new size compiles again: drop dynamic=False (or that "
                 f"setting: a size that changes then becomes dynamic at its first change: one recompile), or mark the dim "
@@ -160,8 +171,9 @@ def _python_value_fix(problem: CompileProblem, settings: CompileSettings) -> str
         return (f"{CONFIG}{specialize} is True (recorded): every value compiles again; set it to "
                 f"False, or pass a tensor instead of {name}")
     return (f"Dynamo makes {name} dynamic at its first change (this recompile, once); if it recompiles "
-            f"again for {name}, its use needs a constant (range({name}), a shape, an `if` on it): "
-            "pass it as a tensor instead")
+            f"again for {name}, its use needs a constant (an `if` on it, range({name}), a shape): make "
+            f"that decision outside the compiled function and pass in its result (a tensor {name} "
+            "would make an `if` on it a data-dependent graph break)")
 
 
 def _module_attribute_fix(guarded: Guarded, settings: CompileSettings) -> str:
@@ -291,8 +303,11 @@ def _dynamic_output_fix(settings: CompileSettings) -> str:
     if settings.value("capture_dynamic_output_shape_ops") is True:
         return (f"{CONFIG}capture_dynamic_output_shape_ops is already True (recorded): use a fixed-size "
                 "form (torch.where with a mask)")
-    return (f"{CONFIG}capture_dynamic_output_shape_ops = True keeps the op in the graph; or use a "
-            "fixed-size form (torch.where with a mask)")
+    # (fixtures/fixes: where the count feeds Python (.tolist(), a loop), the setting fails with a
+    # data-dependent guard; the fixed-size form compiled in every case tried)
+    return ("use a fixed-size form (torch.where with a mask, one_hot(...).sum(0) for counts); or "
+            f"{CONFIG}capture_dynamic_output_shape_ops = True keeps the op in the graph while its "
+            "result feeds only tensor ops")
 
 
 def _backward_fix() -> str:

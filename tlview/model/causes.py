@@ -190,7 +190,7 @@ _AT_INDEX = lazy(r"\bat index (\d+)")
 # A guard that calls a check on what it reads (`___check_obj_id(act.__code__, 1)`, `len(xs) == 3`,
 # `list(cfg.keys()) == [...]`): the expression read is its first argument.
 _WRAPPED = lazy(r"^(?:not )?(?:___check_obj_id|___check_type_id|len|hasattr|list|isinstance|___dict_contains)"
-                r"\((?:'[^']*', )?(?P<inner>(?:[^,()]|\([^()]*\))+)|^expected type of '(?P<named>[^']+)' to be "
+                r"\((?:'[^']*', )?(?:dict\.keys\()?(?P<inner>(?:[^,()]|\([^()]*\))+)|^expected type of '(?P<named>[^']+)' to be "
                 r"<class '(?P<was>[\w.]+)'>")
 _WRAPPED_TAIL = lazy(r"\.(?:keys\(\)|__code__|__func__|__dict__)$")
 _OF_TYPE = lazy(r"type=<class '(?P<type>[\w.]+)'>")
@@ -509,12 +509,15 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
     return Cause("other", f"{fail_type}: {first}".strip(": "))
 
 
+_RAISED_EXCEPTION = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)")
 _RAISED = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)|Observed exception\s*\n\s*Explanation: "
                r"(?P<expl>[^\n]+)")
 
 
 def _raised(reason: str, fail_type: str) -> str:
     """`ValueError('negative scale')`: what the user's code raised, as Dynamo quoted it."""
+    if m := _RAISED_EXCEPTION.search(reason):
+        return m.group("exc")
     if m := _RAISED.search(reason):
         return m.group("exc") or m.group("expl")
     first = reason.split("\n", 1)[0].strip()
