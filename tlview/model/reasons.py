@@ -107,6 +107,7 @@ class GraphBreak:
     user_stack: list[str] = field(default_factory=list)
     url: str | None = None
     context: str | None = None  # PyTorch's "Developer debug context:" (the op, the function, the value)
+    gb_ids: tuple[str, ...] = ()  # every registry id the message names (a break, then the one that gave up)
     source: Any = None  # where the whole message is (read from disk when shown)
     rec: int = -1
 
@@ -177,9 +178,9 @@ def is_graph_break_message(lines: list[str]) -> bool:
 def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
     """A `dynamo_graph_break_reason` message (trace payload or `graph_breaks` text): location,
     reason, explanation, hints, user stack."""
-    location, reason, detail, explanation, hints, user_stack, url, context = _graph_break_fields(text)
+    location, reason, detail, explanation, hints, user_stack, url, context, gb_ids = _graph_break_fields(text)
     return GraphBreak(location, reason, detail, explanation, list(hints), list(user_stack), url, context,
-                      source, rec)
+                      gb_ids, source, rec)
 
 
 @lru_cache(maxsize=1024)
@@ -195,6 +196,7 @@ def _graph_break_fields(text: str) -> tuple:
     hints: list[str] = []
     url = None
     context = None
+    gb_ids: list[str] = []
     user_stack: list[str] = []
     i = 0
     while i < len(lines):
@@ -216,8 +218,9 @@ def _graph_break_fields(text: str) -> tuple:
             hints.append(stripped[len("Hint:"):].strip())
         elif stripped.startswith("Developer debug context:") and context is None:
             context = stripped[len("Developer debug context:"):].strip()
-        elif "graph break, please visit:" in stripped and url is None:
-            url = stripped.rsplit(" ", 1)[-1]
+        elif "graph break, please visit:" in stripped:
+            url = url or stripped.rsplit(" ", 1)[-1]
+            gb_ids += _GB_ID_IN_URL.findall(stripped)
         elif stripped == "User code traceback:":
             j = i + 1
             while j < len(lines) and lines[j].strip():
@@ -230,7 +233,11 @@ def _graph_break_fields(text: str) -> tuple:
         i += 1
     if not reason:
         reason = next((ln.strip() for ln in lines[1:] if ln.strip()), lines[0].strip())
-    return location, reason, detail, explanation, tuple(hints), tuple(user_stack), url, context
+    return (location, reason, detail, explanation, tuple(hints), tuple(user_stack), url, context,
+            tuple(dict.fromkeys(gb_ids)))
+
+
+_GB_ID_IN_URL = re.compile(r"\b(gb\d{4})\b", re.IGNORECASE)
 
 
 @dataclass(slots=True, frozen=True)

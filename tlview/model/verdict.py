@@ -193,9 +193,11 @@ def judge(compile_) -> Verdict:
         breaks_by_attempt.append(found)
     _restarts(compile_, breaks_by_attempt, problem, text_only)
 
-    failure = compile_.failure
+    failure, failed = compile_.failure, None
+    if failure is None and compile_.final_metrics is None:
+        failure, failed = _gave_up_in_text(compile_)
     if failure is not None:
-        failed = next(n for n in reversed(compile_.attempts) if n.failure)
+        failed = failed or next(n for n in reversed(compile_.attempts) if n.failure)
         cause = failure_cause(failure.fail_type, failure.fail_reason)
         if cause.cause == "recompile_limit" and (recompiled := next(
                 (p for p in problems if p.kind is Kind.RECOMPILE), None)):
@@ -337,6 +339,19 @@ def _look_up_place(problem: CompileProblem) -> str | None:
     if is_library_path(compile_file):  # a compile of torch's own code: the user's call into it
         return user_lines.deepest_user_line(problem.node)
     return None
+
+
+def _gave_up_in_text(compile_) -> tuple[Failure | None, object]:
+    """A compile the text tells Dynamo gave up ("Failed to handle graph break gracefully. Skipping
+    the function and falling back to eager"), where no metrics tell its failure: the failure the
+    trace's metrics would have (fail_type Unsupported, the break's message), and its attempt."""
+    for node in compile_.attempts:
+        for gb in node.breaks:
+            if gave_up_the_frame(gb):
+                links = " ".join(f"gb/{gb_id}.html" for gb_id in gb.gb_ids)
+                message = f"{gb.detail or ''}\n  Explanation: {gb.explanation or ''}\n{links}"
+                return Failure("Unsupported", message, gb.where), node
+    return None, None
 
 
 def _guard_place(reason, compile_place: str | None) -> str | None:
