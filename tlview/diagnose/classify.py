@@ -213,7 +213,20 @@ def _global_state_fix(problem: CompileProblem) -> str:
             "of its own for each state")
 
 
+def _rejected_input(problem: CompileProblem) -> bool:
+    """The compile this recompile made then failed with the user's own exception: it was for an
+    input the code rejects (fixtures/fixes/user_exception: mark_dynamic on it fails with a
+    ConstraintViolation, since the check pins the size)."""
+    compile_ = problem.node.compile
+    return compile_ is not None and any(p.kind is Kind.FAILURE and p.cause == "user_exception"
+                                        for p in compile_.verdict.problems)
+
+
 def _recompile_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    if _rejected_input(problem):
+        return ("this compile was for an input the code then rejected (it raised: the failure of this "
+                "compile): check inputs before the compiled call, and this recompile goes with the "
+                "failure; a setting that makes the input dynamic fails where the check pins its size")
     if problem.cause == "size_mismatch":
         return _size_fix(problem, settings)
     if problem.cause == "python_value":
