@@ -30,8 +30,12 @@ class Diagnosis:
     fix: str
     place: tuple[str, int] | None = None  # the user's line it is about (its source is shown)
 
+    registry: tuple[str, str] | None = None  # (gb id, PyTorch's type) of its registry entry
+
     def as_dict(self) -> dict:
-        return {"kind": self.kind, "cause": self.cause, "why": self.why, "fix": self.fix}
+        return {"kind": self.kind, "cause": self.cause, "why": self.why, "fix": self.fix,
+                "place": f"{self.place[0]}:{self.place[1]}" if self.place else None,
+                "registry": {"id": self.registry[0], "type": self.registry[1]} if self.registry else None}
 
 
 CONFIG = "torch._dynamo.config."
@@ -536,7 +540,9 @@ def fix_for(problem: CompileProblem) -> str:
 def diagnose(problems) -> list[Diagnosis]:
     """The problems to act on (a restart that follows a graph break is that break's), each with
     its fix."""
-    return [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p), p.source_place) for p in problems if p.primary]
+    return [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p), p.source_place,
+                      (p.registry.gb_id, p.registry.type) if p.registry is not None else None)
+            for p in problems if p.primary]
 
 
 def diagnose_node(node) -> list[Diagnosis]:

@@ -7,7 +7,8 @@ the compile (from disk, once a view asks: the verdict of 10,000 compiles reads n
 - a compile of torch's own code (a compiled `Adam.step`, after torch.optim's deliberate break):
   the deepest of the user's frames in the stack that led to it;
 - an input tensor whose guards torch placed in its own code (a conv's `F.conv2d`): the user's line
-  that called the compiled function with it (the stack's frame around the compiled one).
+  where it first enters the traced graph (the graph's `# File: train.py:29 in serve, code: ...`
+  comment above its first use), else the user's line that called the compiled function with it.
 
 torch 2.14 and newer write most guards' user stack in the recompile reason itself, and a failure's
 line in its metrics: those come first, in the verdict (verdict.py).
@@ -91,3 +92,27 @@ def caller_line(node) -> str | None:
     """The user's line that called the compiled function (the user's frame around it)."""
     frames = stack_lines(node, outside_the_frame=True)
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
+
+
+_GRAPH_PLACE = re.compile(r"#\s*File: (?P<path>\S+\.py):(?P<line>\d+) in ")
+
+
+def graph_input_line(node, name: str) -> str | None:
+    """The user's line where input `name` is first used in the graph the compile traced (Dynamo
+    names the input `L_x_` and its first use `l_x_`; each op carries its user line as a comment)."""
+    local = "l_" + re.sub(r"\W+", "_", name).strip("_") + "_"
+    use = re.compile(rf"\b{re.escape(local)}\b")
+    for artifact in node.compile.attempt_with_graphs().artifacts_in(Role.GRAPH):
+        if artifact.name != "dynamo_output_graph":
+            continue
+        try:
+            text = artifact.load().text
+        except OSError:
+            return None
+        place = None
+        for line in text.split("\n"):
+            if (m := _GRAPH_PLACE.search(line)) and not is_library_path(m.group("path")):
+                place = f"{m.group('path')}:{m.group('line')}"
+            elif place and use.search(line) and f"{local} = " not in line.split(":", 1)[0]:
+                return place
+    return None

@@ -334,7 +334,8 @@ def _look_up_place(problem: CompileProblem) -> str | None:
         name = getattr(facts, "name", None)
         if name and (found := user_lines.guard_line(problem.against, name, compile_file)):
             return found
-        if getattr(facts, "source", None) == "input_tensor" and (found := user_lines.caller_line(problem.node)):
+        if getattr(facts, "source", None) == "input_tensor" and name and (
+                found := user_lines.graph_input_line(problem.against, name) or user_lines.caller_line(problem.node)):
             return found
     if is_library_path(compile_file):  # a compile of torch's own code: the user's call into it
         return user_lines.deepest_user_line(problem.node)
