@@ -540,9 +540,11 @@ def fix_for(problem: CompileProblem) -> str:
 def diagnose(problems) -> list[Diagnosis]:
     """The problems to act on (a restart that follows a graph break is that break's), each with
     its fix."""
-    return [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p), p.source_place,
-                      (p.registry.gb_id, p.registry.type) if p.registry is not None else None)
-            for p in problems if p.primary]
+    found = [Diagnosis(p.kind.key, p.cause, p.why, fix_for(p), p.source_place,
+                       (p.registry.gb_id, p.registry.type) if p.registry is not None else None)
+             for p in problems if p.primary]
+    # a frame run eagerly leads (none of it is compiled), in every view that lists diagnoses
+    return sorted(found, key=lambda d: d.kind != Kind.FRAME_SKIPPED.key)
 
 
 def diagnose_node(node) -> list[Diagnosis]:

@@ -76,6 +76,9 @@ class CompileNode:
     text: TextEvidence = field(default_factory=TextEvidence)
     in_trace: bool = False  # seen in a trace file (else only in a text log)
     export_failures: list = field(default_factory=list)  # an Export entry's: (Failure, (source, rec))
+    # (source, record) of its latest tensor description: an export's compile id has little else,
+    # and which export's outcome (the metrics of no compile id after it) is its own is told by it
+    described_at: tuple[Any, int] | None = None
 
     @property
     def id(self) -> str:

@@ -55,6 +55,12 @@ def on_nothing(index: "Index", record: Record) -> None:
     """String-table entries (read by the scanner) and records only counted."""
 
 
+def on_description(index: "Index", record: Record) -> None:
+    """A tensor, storage or source description: only where it was (an export's compile id)."""
+    if record.node is not None:
+        record.node.described_at = (record.source, record.rec)
+
+
 def on_artifact(index: "Index", record: Record) -> None:
     """A graph, code, guards or any other payload: kept by place, shown on demand (with the small
     metadata of a record kind, e.g. the output code's file; an artifact's is only its name)."""
@@ -127,6 +133,9 @@ def on_metrics(index: "Index", record: Record) -> None:
         if record.name == "compilation_metrics":
             if node.metrics is None or node.is_outside:  # a compile's first is kept (on_dynamo_start)
                 node.metrics = summary
+            if node.is_outside and summary.get("fail_type"):  # each strict export's outcome is its own
+                index.export_failed(node, Failure(str(summary["fail_type"]), str(summary.get("fail_reason") or "")),
+                                    (record.source, record.rec))
         elif record.name in ("bwd_compilation_metrics", "aot_autograd_backward_compilation_metrics"):
             node.bwd_metrics = summary
     attach(index, record)

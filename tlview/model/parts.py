@@ -34,6 +34,8 @@ class IndexParts:
             if node.start is not None:
                 node.start = (None, node.start[1])
                 node.last_start = (None, node.last_start[1])
+            if node.described_at is not None:
+                node.described_at = (None, node.described_at[1])
             for item in node.artifacts + node.graph_breaks + node.dynamic:
                 item.source = None
             node.export_failures = [(failure, (None, rec)) for failure, (_, rec) in node.export_failures]
@@ -107,6 +109,8 @@ class IndexParts:
         """Fold in what a later part of the same file said of this compile id."""
         for item in later.artifacts + later.graph_breaks + later.dynamic:
             item.source, item.rec = source, item.rec + base
+        if later.described_at is not None:
+            node.described_at = (source, later.described_at[1] + base)
         if later.start is not None:
             start = (source, later.start[1] + base)
             if node.start is None or node.is_outside:  # the first dynamo_start names it (handlers.py)

@@ -58,7 +58,9 @@ KINDS = Registry(
         _silent("chromium_event", "chromium event"),
         _silent("describe_tensor", "tensor description"),
         _silent("describe_storage", "storage description"),
-        _silent("describe_source", "source description"),
+        # heard (one per input, the last of its three descriptions): where an export's compile id
+        # was, to tell which export's outcome is its own (verdict._export_of)
+        RecordKind("describe_source", Role.SILENT, "source description", H.on_description, PLACE, language=None),
         RecordKind("dynamo_start", Role.START, "Dynamo start", H.on_dynamo_start, METADATA),
         # The order a user walks a compile: Dynamo -> AOT -> Inductor -> code.
         _graph("dynamo_output_graph", "Dynamo output graph", 0, text=("graph_code",)),
@@ -143,6 +145,6 @@ def kind_named(name: str) -> RecordKind:
 
 KINDS.unpickles_kinds(kind_named)
 LAZY_KINDS = KINDS.by_reads(PLACE)
-SILENT_KINDS = frozenset(k.name for k in KINDS.kinds if k.role is Role.SILENT)
+SILENT_KINDS = frozenset(k.name for k in KINDS.kinds if k.role is Role.SILENT and k.handler is H.on_nothing)
 LAZY_TEXT_CHANNELS = KINDS.lazy_text_channels()
 COUNTED_TEXT_LINES = KINDS.counted_text_lines()

@@ -156,7 +156,7 @@ def judge(compile_) -> Verdict:
         return _judge_outside(compile_)
     if is_export(compile_):
         entry = compile_.export_entry()
-        failures = entry.compile.verdict.of(Kind.FAILURE) if entry is not None else []
+        failures = [p for p in entry.compile.verdict.of(Kind.FAILURE) if _export_of(compile_, p)]
         return Verdict(Status.ERROR if failures else Status.OK, tuple(failures), export=True)
     problems: list[CompileProblem] = []
     text_only = not any(n.in_trace for n in compile_.attempts)
@@ -225,6 +225,27 @@ def is_export(compile_) -> bool:
     return bool(entry.metrics is not None or entry.export_failures or entry.artifacts_in(Role.EXPORT))
 
 
+def _export_of(compile_, failure: CompileProblem) -> bool:
+    """Whether an export's failure is this compile id's: told under it (make_fx_fail_partial, a
+    non-strict export's), or the first outcome after its records (the metrics of no compile id
+    that close a strict export; strict exports in one process reuse one compile id, and each
+    takes its own export's outcome)."""
+    records = {(a.source, a.rec) for n in compile_.attempts for a in n.artifacts}
+    records |= {n.described_at for n in compile_.attempts if n.described_at is not None}
+    if any(r in records for r in failure.records):
+        return True
+    entry = compile_.export_entry()
+    for source, rec in failure.records:
+        mine = [r for s, r in records if s is source]
+        if not mine:
+            continue
+        # (of a compile id several exports used, the latest's outcome)
+        outcomes = [a.rec for a in entry.artifacts_in(Role.METRICS) if a.source is source and max(mine) < a.rec]
+        if outcomes and min(outcomes) == rec:
+            return True
+    return False
+
+
 def may_be_export(compile_) -> bool:
     """What is_export asks of the compile itself (not of its Export entry): a compile that fails
     this has a verdict of its own, whatever the Export entry holds."""
@@ -243,7 +264,9 @@ def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> No
     reasons = [(n, r) for n in attempts for r in n.restart_reasons]
     paired: set[int] = set()
     for i in range(max(len(reasons), len(attempts) - 1)):
-        node, reason = reasons[i] if i < len(reasons) else (attempts[min(i + 1, len(attempts) - 1)], None)
+        # the i-th restart is the attempt that replaced the one thrown away (`0/0_1`), whichever
+        # record told it: the trace's metrics of the last attempt, or the text's line of `[0/0]`
+        node, reason = attempts[min(i + 1, len(attempts) - 1)], reasons[i][1] if i < len(reasons) else None
         thrown_away = breaks_by_attempt[i] if i < len(breaks_by_attempt) else []
         unpaired = [b for b in thrown_away if id(b) not in paired]
         if reason is not None and is_graph_break_restart(reason) or reason is None and unpaired:
@@ -412,13 +435,12 @@ def _judge_outside(compile_) -> Verdict:
 
 
 def _export_failures(node) -> Iterator[tuple[Failure, tuple]]:
-    metrics = node.metrics or {}
-    if metrics.get("fail_type"):
-        yield (Failure(str(metrics["fail_type"]), str(metrics.get("fail_reason") or "")),
-               _records(node, Role.METRICS))
-    else:  # (a dynamo_error beside failed metrics tells the same failure)
+    """Each failed export of the entry: each failed metrics of no compile id (a strict export's),
+    each make_fx failure (a non-strict one's), else each dynamo_error (the job died first)."""
+    if not any(failure.fail_type for failure, _ in node.export_failures):
+        # (a dynamo_error beside failed metrics tells the same failure)
         failed = [a for a in node.artifacts_in(Role.FAILURE) if a.name == "dynamo_error"]
         for artifact, text in zip(failed, node.errors):  # each dynamo_error's text, in order
             yield failure_of_traceback(text), ((artifact.source, artifact.rec),)
-    for failure, record in node.export_failures:  # told under a compile id of the export's
+    for failure, record in node.export_failures:  # in the order told
         yield failure, (record,)
