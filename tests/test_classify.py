@@ -179,3 +179,14 @@ def test_fullgraph_is_named_only_as_what_made_a_break_an_error():
 ])
 def test_failure_fixes(cause, words):
     assert words in fix_for(_failure(cause))
+
+
+def test_a_setting_the_compile_torch_lacks_is_said_missing():
+    # (trace_autograd_ops: a setting of 2.15 that a recorded config of an older torch lacks)
+    fix = classify._settings_that_exist("set torch._dynamo.config.trace_autograd_ops = True",
+                                        CompileSettings((2, 5), {"specialize_int": False}))
+    assert "torch 2.5 has no torch._dynamo.config.trace_autograd_ops" in fix
+    kept = classify._settings_that_exist("set torch._dynamo.config.trace_autograd_ops = True",
+                                         CompileSettings((2, 15), {"trace_autograd_ops": False}))
+    assert kept == "set torch._dynamo.config.trace_autograd_ops = True"
+    assert classify._settings_that_exist("torch._dynamo.config.x = 1", NOT_RECORDED) == "torch._dynamo.config.x = 1"

@@ -529,12 +529,28 @@ def _failure_fix(problem: CompileProblem, settings: CompileSettings) -> str:
 def fix_for(problem: CompileProblem) -> str:
     settings = settings_of(problem.node.compile) if problem.node.compile is not None else NOT_RECORDED
     if problem.kind is Kind.RECOMPILE:
-        return _recompile_fix(problem, settings)
-    if problem.kind is Kind.GRAPH_BREAK:
-        return _break_fix(problem, settings)
-    if problem.kind is Kind.RESTART:
-        return RESTART_FIXES.get(problem.cause, RESTART_FIXES[NOT_LOGGED])
-    return _failure_fix(problem, settings)  # (a failure, or a frame run eagerly)
+        fix = _recompile_fix(problem, settings)
+    elif problem.kind is Kind.GRAPH_BREAK:
+        fix = _break_fix(problem, settings)
+    elif problem.kind is Kind.RESTART:
+        fix = RESTART_FIXES.get(problem.cause, RESTART_FIXES[NOT_LOGGED])
+    else:
+        fix = _failure_fix(problem, settings)  # (a failure, or a frame run eagerly)
+    return _settings_that_exist(fix, settings)
+
+
+_NAMED_SETTING = re.compile(r"torch\._dynamo\.config\.(\w+)")
+
+
+def _settings_that_exist(fix: str, settings: CompileSettings) -> str:
+    """Whatever rule wrote the fix, a setting it names that this compile's torch does not have (its
+    recorded dynamo_config lacks it, or its version is older) is said to be missing, not asked for."""
+    missing = [name for name in dict.fromkeys(_NAMED_SETTING.findall(fix)) if settings.has(name) is False]
+    if not missing:
+        return fix
+    version = ".".join(map(str, settings.torch_version)) if settings.torch_version else "this run's"
+    return fix + "; " + ", ".join(f"torch {version} has no {CONFIG}{name}" for name in missing) + \
+        " (its dynamo_config does not list it): the rest of the fix stands"
 
 
 def diagnose(problems) -> list[Diagnosis]:

@@ -68,8 +68,9 @@ def _users(path: str, line: str, compile_file: str) -> str | None:
 def stack_lines(node, outside_the_frame: bool = False) -> list[tuple[str, int]]:
     """(file, line) of the user's own frames of the stack that led to a compile, outermost first;
     `outside_the_frame`: without the compiled frame itself (the stack's last)."""
+    started = next((n for n in node.compile.attempts if n.start is not None), node) if node.compile else node
     try:
-        frames = node.full_stack()
+        frames = started.full_stack()  # (a restarted attempt has no dynamo_start: its first has)
     except OSError:
         return []
     if outside_the_frame:
