@@ -35,6 +35,7 @@ def test_every_registry_entry_has_a_family():
     ("gb0170", "data_dependent_branch"),  # Data-dependent branching
     ("gb0025", "explicit_graph_break"),  # Call to torch._dynamo.graph_break()
     ("gb7000", "frame_skipped"),  # graph break in loop
+    ("gb9741", "frame_skipped"),  # skip frame due to being in functorch mode
     ("gb0124", "item_or_tolist"),  # Tensor.item() with capture_scalar_outputs=False
     ("gb0109", "item_or_tolist"),  # Tensor.tolist() with non-integer tensor
     ("gb0033", "item_or_tolist"),  # Data dependent operator (_local_scalar_dense)
@@ -199,6 +200,10 @@ def test_a_break_in_torch_own_code_is_by_design_and_says_where():
     assert "torch/optim/optimizer.py" in cause.why and cause.registry.gb_id == "gb0025"
     user_made = break_cause(parse_graph_break(FAILURES["explicit_graph_break"]["graph_break_reason"]))
     assert user_made.cause == "explicit_graph_break"  # the same entry, in the user's own file
+    text = FAILURES["explicit_graph_break"]["graph_break_reason"]
+    place = parse_graph_break(text).location
+    in_a_folder_named_torch = text.replace(place.rsplit(":", 1)[0], "/home/me/torch/train.py")
+    assert break_cause(parse_graph_break(in_a_folder_named_torch)).cause == "explicit_graph_break"
 
 
 def test_a_custom_autograd_function_is_not_a_missing_fake_kernel():

@@ -42,7 +42,7 @@ FAMILIES = {
 # messages: the words of an entry do not move between versions the way messages do.
 _FAMILY_RULES = [
     ("explicit_graph_break", r"Call to `torch\._dynamo\.(?:graph_break|skip_frame|step_unsupported)\(\)`"),
-    ("frame_skipped", r"^graph break in loop|Skipping the frame|skip frame due"),
+    ("frame_skipped", r"Skipping the frame|skip frame due"),  # (gb7000: "graph break in loop ... Skipping the frame")
     ("backward_in_compiled", r"backward\(\)|Tensor\.backward|autograd\.grad\b|_autograd_grad"),
     ("data_dependent_branch", r"Data-dependent branching|Data-dependent assertion|data-dependent branch"),
     ("item_or_tolist", r"Tensor\.item\(\)|tolist\(\)|^Data dependent operator|unbacked SymInt"),
