@@ -13,7 +13,12 @@ import pytest
 
 from tlview.model.break_registry import FAMILIES, entry, family_of, gb_ids_in, registry
 from tlview.model.causes import break_cause, failure_cause, guarded, recompile_cause
-from tlview.model.reasons import Failure, parse_graph_break, reason_with_id, user_place_in
+from tlview.model.reasons import (
+    Failure,
+    parse_graph_break,
+    reason_with_id,
+    user_place_in,
+)
 from tlview.model.status import Status
 
 UNSEEN = Path(__file__).resolve().parent.parent / "fixtures" / "unseen"

@@ -12,7 +12,7 @@ import pytest
 from tlview.diagnose import classify
 from tlview.diagnose.classify import fix_for
 from tlview.model.break_registry import entry
-from tlview.model.causes import Guarded, LoggingCall, guarded
+from tlview.model.causes import LoggingCall, guarded
 from tlview.model.reasons import Failure, GraphBreak
 from tlview.model.settings import NOT_RECORDED, CompileSettings
 from tlview.model.verdict import CompileProblem, Kind
@@ -131,8 +131,8 @@ def test_tolist_of_a_float_tensor_is_not_a_setting():
 def test_a_deliberate_break_asks_nothing_of_the_user():
     fix = fix_for(_break("by_design", "gb0025"))
     assert fix.startswith("nothing to change") and "counted apart" in fix
-    skipped = fix_for(_break("by_design", "gb0007", hints=["Apply `@torch._dynamo.dont_skip_tracing` to the "
-                                                           "function `X` to force tracing into the function."]))
+    hint = "Apply `@torch._dynamo.dont_skip_tracing` to the function `X` to force tracing into the function."
+    skipped = fix_for(_break("by_design", "gb0007", hints=[hint]))
     assert "dont_skip_tracing" in skipped
 
 

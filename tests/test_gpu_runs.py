@@ -10,7 +10,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from conftest import json_for
 
 GPU = Path(__file__).resolve().parent.parent / "fixtures" / "gpu"

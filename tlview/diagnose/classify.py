@@ -293,6 +293,12 @@ def _skipped_fix(problem: CompileProblem) -> str:
     if call.disabled:
         return (f"remove the torch.compiler.disable (or torch._dynamo.disable) from {name} (PyTorch's "
                 "hint): Dynamo then traces it; if it was disabled on purpose, the break is the price")
+    if call.skipped_file is not None:
+        dont_skip = next((h for h in _hints_of(problem) if "dont_skip_tracing" in h), None)
+        traced = (f"PyTorch's hint: {dont_skip.strip()}" if dont_skip else
+                  "move the call out of the compiled function and pass its result in")
+        return (f"Dynamo skips {name} for its file ({call.skipped_file}): {traced} (more breaks may "
+                "follow inside it); or move the call out of the compiled function")
     return (f"no setting traces {name} (a C function): move the call out of the compiled function and "
             "pass its result in (torch.compiler.allow_in_graph, in PyTorch's hint, fails on a function "
             "that returns no tensor); an extension's function that returns tensors can stay in the "

@@ -49,11 +49,11 @@ _FAMILY_RULES = [
     ("dynamic_output_shape", r"^Dynamic shape operator"),
     # (not the `tp_*`/`nb_*` slots Dynamo's own object model lacks: `Missing tp_iternext` is a
     # generator's next(), a construct)
-    ("skipped_or_c_function", r"marked as skipped|torch\.compiler\.disable|implemented in C/C\+\+|"
-                              r"not implemented in python|^Call to a time function|^Unsupported function call|"
-                              r"isinstance\(\) called on user defined object with C"),
-    ("user_exception", r"^Observed exception|from user code|^Assertion failed|^Failed to raise exception|"
-                       r"^Caught non-Exception value|^Exception with"),
+    ("skipped_or_c_function", (r"marked as skipped|torch\.compiler\.disable|implemented in C/C\+\+|"
+                               r"not implemented in python|^Call to a time function|^Unsupported function call|"
+                               r"isinstance\(\) called on user defined object with C")),
+    ("user_exception", (r"^Observed exception|from user code|^Assertion failed|^Failed to raise exception|"
+                        r"^Caught non-Exception value|^Exception with")),
 ]
 _FAMILY_PATTERNS = [(family, re.compile(words, re.IGNORECASE)) for family, words in _FAMILY_RULES]
 

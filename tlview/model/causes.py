@@ -71,16 +71,25 @@ class SkippedCall:
 
     function: str | None  # `smooth`, `posix.getpid`, `zlib.crc32`
     disabled: bool  # wrapped with torch.compiler.disable / torch._dynamo.disable
+    skipped_file: str | None = None  # a Python function Dynamo skips for its file (`file is force-skipped
+    # (.../site-packages/lib/x.py)`, `in skipfiles`): PyTorch's skip reason; None for a C function
 
 
 _SKIPPED_FUNCTION = lazy(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
 
 
+_SKIP_REASON = lazy(r"skip reason: (?P<reason>[^\n]+)")
+_QUALNAME = lazy(r"qualname: (?P<q>[\w.<>]+)")
+
+
 def _skipped_call(gb: GraphBreak) -> SkippedCall:
     text = " ".join(filter(None, [gb.detail, gb.explanation]))
-    m = _SKIPPED_FUNCTION.search(text)
-    name = (m.group("fn") or m.group("builtin")) if m else None
-    return SkippedCall(name, "disable" in (gb.detail or "") or "wrapped with `torch.compiler.disable`" in text)
+    m = _SKIPPED_FUNCTION.search(text) or _QUALNAME.search(gb.context or "")
+    name = next((g for g in m.groups() if g), None) if m else None
+    reason = _SKIP_REASON.search(gb.context or "")
+    c_function = reason is None or "C extension or builtin" in reason.group("reason") or "builtin" in text
+    return SkippedCall(name, "disable" in (gb.detail or "") or "wrapped with `torch.compiler.disable`" in text,
+                       None if c_function else reason.group("reason"))
 
 
 @dataclass(frozen=True, slots=True)
