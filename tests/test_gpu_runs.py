@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from conftest import json_for
@@ -85,3 +86,17 @@ def test_the_fixes_that_were_verified():
     assert "preallocated buffer" in fixes[("lm_decode", "0/1", "recompile")]
     # .tolist() of a float tensor: capture_scalar_outputs did not help (cpu_verify)
     assert "capture_scalar_outputs" not in fixes[("loop_skip", "0/0", "graph_break")]
+
+
+def test_x_goes_to_a_frame_run_eagerly():
+    """`x` (next error) stops at a compile whose frame runs eagerly: its status is `✗ error`."""
+    from tlview.model.indexing import open_index
+    from tlview.model.tree import JUMPS
+
+    index = open_index(str(GPU / "loop_skip" / "trace"))
+    try:
+        node = next(n for n in index.iter_nodes() if n.id == "0/0")
+        entry = SimpleNamespace(shows=lambda kind: node.compile.verdict.has(kind))
+        assert JUMPS["error"](entry) and not JUMPS["recompile"](entry)
+    finally:
+        index.close()

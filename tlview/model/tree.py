@@ -66,7 +66,7 @@ class TreeEntry:
 JUMPS: dict[str, Callable[[TreeEntry], bool]] = {
     "break": lambda e: e.shows(Kind.GRAPH_BREAK),
     "recompile": lambda e: e.shows(Kind.RECOMPILE),
-    "error": lambda e: e.shows(Kind.FAILURE),
+    "error": lambda e: e.shows(Kind.FAILURE) or e.shows(Kind.FRAME_SKIPPED),  # (both are ✗ error)
 }
 
 
