@@ -13,6 +13,8 @@ import threading
 import time
 from contextlib import contextmanager
 
+from tlview.source.child_env import for_own_children
+
 POOLS: set = set()  # the pools indexing now
 
 
@@ -22,8 +24,11 @@ _PRELOAD = ["tlview.model.parallel"]
 
 
 def _context():
-    """Where the pool's processes come from: a forkserver that imported what they need once."""
+    """Where the pool's processes come from: a forkserver that imported what they need once (and
+    nothing from the current folder: child_env.py)."""
     import multiprocessing
+
+    for_own_children()
 
     if "forkserver" not in multiprocessing.get_all_start_methods():
         return multiprocessing.get_context("spawn")

@@ -8,12 +8,14 @@ import shutil
 import subprocess
 import tempfile
 
+from tlview.source.child_env import users_environment
+
 
 class Job:
     def __init__(self, command: list[str], logs: str) -> None:
         self.command = command
         self.folder = tempfile.mkdtemp(prefix="tlview-run-")
-        env = {**os.environ, "TORCH_TRACE": self.folder, "TORCH_LOGS": logs}
+        env = users_environment(TORCH_TRACE=self.folder, TORCH_LOGS=logs)
         # The job writes its own output into the folder it was given (tlview only reads it).
         self._stdout = open(os.path.join(self.folder, "stdout.txt"), "wb")
         self._stderr = open(os.path.join(self.folder, "torch_logs.txt"), "wb")
