@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from conftest import CORPUS
+from conftest import CORPUS, run_cli
 from tlview.cli import main
 
 
@@ -111,3 +111,26 @@ def test_a_headless_output_ends_the_process_without_tearing_it_down(args):
     assert done.stdout == expected.stdout and done.stdout
     if args == ["--json"]:
         assert json.loads(done.stdout)["totals"]["compile_ids"] > 0
+
+
+def test_fail_on_that_names_nothing_is_a_bad_command_line(capsys):
+    """`--fail-on ''` opened the explorer, which never ended with output to a file."""
+    for words in ("", " , "):
+        code, _ = run_cli("--fail-on", words, str(CORPUS / "graph_breaks" / "trace"))
+        assert code == 2 and "--fail-on names nothing" in capsys.readouterr().err
+
+
+def test_a_closed_stdin_is_said_not_an_internal_error():
+    """`tlview PATH <&-`: the explorer reads its keys from stdin; --json needs none."""
+    import subprocess
+    import sys
+
+    trace = str(CORPUS / "graph_breaks" / "trace")
+    command = f"{sys.executable} -m tlview {{}} {trace} <&-"
+    explorer = subprocess.run(["bash", "-c", command.format("")], capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert explorer.returncode == 2 and "standard input is closed" in explorer.stderr
+    assert "internal error" not in explorer.stderr and "Traceback" not in explorer.stderr
+    headless = subprocess.run(["bash", "-c", command.format("--json")], capture_output=True, text=True,
+                              timeout=60, check=False)
+    assert headless.returncode == 0 and headless.stdout.startswith("{")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import signal
+import shutil
 import sys
 
 from tlview.cli_args import build_parser, dask_misuse
@@ -95,7 +96,9 @@ def _main(argv: list[str] | None) -> int:
         return _fail(str(exc))
     if args.markdown and not args.report:
         return _fail("--markdown goes with --report: tlview --report --markdown PATH")
-    fail_on = [w.strip() for w in args.fail_on.split(",") if w.strip()]
+    fail_on = [w.strip() for w in (args.fail_on or "").split(",") if w.strip()]
+    if args.fail_on is not None and not fail_on:  # (`--fail-on ''` opened the explorer, and waited)
+        return _fail(f"--fail-on names nothing; use {', '.join(FAIL_ON)}")
     if unknown := [w for w in fail_on if w not in FAIL_ON]:
         return _fail(f"--fail-on: unknown {', '.join(map(repr, unknown))}; use {', '.join(FAIL_ON)}")
     if "new" in fail_on and not args.compare:
@@ -139,6 +142,8 @@ def _main(argv: list[str] | None) -> int:
 
 def _headless_stdin(args, flt, fail_on) -> int:
     """`cmd | tlview --report -`: what the pipe holds once it ends, in a private copy."""
+    if problem := _stdin_closed():
+        return _fail(problem)
     import tempfile
 
     from tlview.source.stdin_log import copy_whole
@@ -147,6 +152,19 @@ def _headless_stdin(args, flt, fail_on) -> int:
         args.path = os.path.join(folder, "stdin")
         problem = copy_whole(args.path)
         return _fail(problem) if problem else _headless(args, flt, fail_on)
+
+
+def _stdin_closed() -> str | None:
+    """What to say where standard input is closed (`tlview PATH <&-`): the explorer reads its keys
+    there, and `-` its logs; an internal error (a descriptor of None) said neither."""
+    try:
+        if sys.stdin is not None and sys.stdin.fileno() >= 0:
+            os.fstat(sys.stdin.fileno())
+            return None
+    except (OSError, ValueError, AttributeError):
+        pass
+    return ("standard input is closed: the explorer reads its keys there (and `-` its logs); "
+            "give it a terminal, or use --report or --json")
 
 
 def _fail(message: str) -> int:
@@ -404,6 +422,8 @@ def _tui(args, flt) -> int:
         roots = parse_roots(args.source_root)
     except ValueError as exc:
         return _fail(str(exc))
+    if problem := _stdin_closed():
+        return _fail(problem)
     from tlview.model.indexing import prepare_for
 
     prepare_for(found[0], alone=one_log_at(args.path, args.latest))
@@ -423,6 +443,8 @@ def _tui_compare(args, flt) -> int:
             find_logs(path, latest=args.latest)
         except NoLogsError as exc:
             return _fail(str(exc))
+    if problem := _stdin_closed():
+        return _fail(problem)
     from tlview.ui.launch import run_compare
 
     return run_compare(*args.compare, latest=args.latest, flt=flt)
@@ -439,6 +461,10 @@ def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[
                 check_readable(path)  # a pipe or a device would be waited on forever
         except NoLogsError as exc:
             return _fail(str(exc))
+    if run and shutil.which(run[0]) is None:  # (said before the terminal is asked for)
+        return _fail(f"cannot run {run[0]}: no such program")
+    if problem := _stdin_closed():
+        return _fail(problem)
     from tlview.ui.launch import run_live
 
     try:

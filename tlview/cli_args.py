@@ -54,9 +54,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--compare", nargs=2, metavar=("BEFORE", "AFTER"),
                    help="compare two runs (folders, files or TORCH_LOGS text): the recompiles, graph "
                    "breaks and failures gone, new, and the same")
-    p.add_argument("--fail-on", default="", metavar="WORDS",
+    p.add_argument("--fail-on", default=None, metavar="WORDS",
                    help="exit 1, one line per item, when any is found: new (with --compare), "
-                   "recompiles, graph_breaks, errors (comma-separated)")
+                   "recompiles, graph_breaks, errors, restarts, skipped_frames (comma-separated)")
     p.add_argument("--markdown", action="store_true",
                    help="with --report: GitHub-flavoured markdown (to paste into an issue)")
     p.add_argument("--perfetto", metavar="FILE",
