@@ -155,7 +155,8 @@ def test_markdown_keeps_log_text_out_of_markdown(tmp_path):
     from tlview.report.markdown import cell, code, prose
 
     assert cell("a | b \\ c") == "a \\| b \\\\ c"
-    assert prose("x_y *z* [link](u) `c`") == "x\\_y \\*z\\* \\[link\\](u) \\`c\\`"
+    # (an underscore inside a word is no emphasis: kept, greppable)
+    assert prose("x_y *z* [link](u) `c`") == "x_y \\*z\\* \\[link\\](u) \\`c\\`"
     assert code("uses `ticks`") == "`` uses `ticks` ``"
     assert "\x1b" not in cell("\x1b[2Jred")
 

@@ -11,8 +11,13 @@ from __future__ import annotations
 import codecs
 import re
 
-# C0 controls except TAB and newline, DEL, C1 controls, bidi embeddings/overrides/isolates.
-_UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 controls except TAB and newline, DEL, C1 controls, every bidi control (marks, embeddings,
+# overrides, isolates, the Arabic letter mark U+061C) and the invisible ones (zero-width space and
+# joiners, word joiner and invisible operators, line and paragraph separators, the BOM,
+# interlinear annotation marks, the Mongolian vowel separator): none reaches a terminal unseen.
+_INVISIBLE = ("\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069"
+              "\ufeff\ufff9-\ufffb")
+_UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
 
 
 def _visible(m: re.Match) -> str:
@@ -76,8 +81,10 @@ def escape_undecodable(stream) -> None:
 
 
 # In UTF-8: C1 controls (U+0080-U+009F; U+009B is a CSI, U+009D an OSC to a terminal that takes
-# 8-bit controls) and the bidi controls. orjson escapes C0 itself and writes these raw.
-_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xe2\x80[\x8e\x8f\xaa-\xae]|\xe2\x81[\xa6-\xa9]")
+# 8-bit controls), the bidi controls and the invisible ones (_INVISIBLE). orjson escapes C0 itself
+# and writes these raw.
+_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xa8\xa9\xaa-\xae]|"
+                          rb"\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf|\xef\xbf[\xb9-\xbb]")
 
 
 def _json_escape(m: re.Match) -> bytes:

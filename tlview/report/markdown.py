@@ -132,13 +132,27 @@ def markdown_compare(comparison: dict) -> str:
 
 
 def cell(text) -> str:
-    """A table cell: one line, `|` and `\\` escaped, code in backticks kept as code."""
-    return one_line(str(text)).replace("\\", "\\\\").replace("|", "\\|")
+    """A table cell: one line, markdown's own characters shown as they are (`<lambda>` is no HTML
+    tag to GitHub, `__init__` no bold)."""
+    return _MARKDOWN_OWN.sub(_escaped, one_line(str(text)))
+
+
+# (a run of underscores inside a word makes no emphasis: `python_value` stays greppable; one at a
+# word's edge can, `__init__`, and is escaped)
+_MARKDOWN_OWN = re.compile(r"[\\`*\[\]<>#|&]|_+")
+
+
+def _escaped(m: re.Match) -> str:
+    found, text = m.group(), m.string
+    if found[0] == "_" and m.start() > 0 and m.end() < len(text) and \
+            text[m.start() - 1].isalnum() and text[m.end()].isalnum():
+        return found
+    return "".join("\\" + c for c in found)
 
 
 def prose(text) -> str:
     """Text in a paragraph or heading: markdown's own characters shown as they are."""
-    return re.sub(r"([\\`*_\[\]<>#|])", r"\\\1", one_line(str(text), 2000))
+    return _MARKDOWN_OWN.sub(_escaped, one_line(str(text), 2000))
 
 
 def code(text) -> str:
