@@ -252,3 +252,30 @@ async def test_with_nothing_selected_every_pane_opens():
             await press(pilot, str(number))
             assert app.is_running and app.detail.active == tab_id
         assert "no run selected" in app.detail.copy_text()
+
+
+async def test_the_compare_view_shows_escapes_from_a_trace_and_runs_none(tmp_path):
+    """A trace that names its file with an escape (set the terminal's title, write the clipboard)
+    showed it raw in the compare view's labels; the explorer already made it visible."""
+    from conftest import CORPUS
+
+    evil = "/home/user/job/graph\\u001b]0;PWNTITLE\\u0007\\u001b]52;c;cHduZWQ=\\u0007_breaks.py"
+    source = next((CORPUS / "graph_breaks" / "trace").glob("*.log"))
+    hostile = tmp_path / "hostile"
+    hostile.mkdir()
+    raw = evil.encode().decode("unicode_escape")  # (in payloads, as a program's own text)
+    lines = [line.replace("/home/user/job/graph_breaks.py", raw) if line.startswith("\t") else
+             line.replace('"/home/user/job/graph_breaks.py"', f'"{evil}"')
+             for line in source.read_text().split("\n")]
+    (hostile / source.name).write_text("\n".join(lines))
+    app = CompareApp(str(source.parent), str(hostile))  # (a problem shows its place in the second run)
+    async with app.run_test(size=(200, 50)) as pilot:
+        await until(pilot, lambda: app.comparison is not None, what="the comparison")
+        await pilot.pause()
+        from tlview.ui.compare_tree import problem_label, problem_text
+
+        problems = app.comparison.same + app.comparison.new + app.comparison.gone
+        shown = "\n".join([problem_label(p, 10_000).plain for p in problems] +
+                          [problem_text(p).plain for p in problems] + [str(n.label) for n in app.tree.root.children])
+        assert "PWNTITLE" in shown  # the problems at that place are listed, their place made visible
+        assert "\x1b" not in shown and "\x07" not in shown

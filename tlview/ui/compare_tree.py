@@ -11,7 +11,7 @@ from textual.widgets.tree import TreeNode
 
 from tlview.diagnose.compare import Comparison, Occurrence, Problem
 from tlview.model.look import short_path
-from tlview.textsafe import one_line
+from tlview.textsafe import one_line, visible_name
 from tlview.ui.keys import COMPARE_TREE_BINDINGS
 from tlview.ui.tree_keys import TreeKeys
 
@@ -113,20 +113,23 @@ def problem_label(problem: Problem, room: int) -> Text:
     label = Text(f"{len(problem.before)} → {len(problem.after)}  ")
     label.append(problem.noun, style="bold")
     wide = label.copy()
-    wide.append(f" {problem.cause} in {problem.function} at {short_path(problem.location)}")
+    wide.append(f" {visible_name(problem.cause)} in {visible_name(problem.function)} at "
+                f"{visible_name(short_path(problem.location))}")
     if wide.cell_len <= room:
         return wide
-    label.append(f" in {problem.function}")
+    label.append(f" in {visible_name(problem.function)}")
     return label
 
 
 def problem_text(problem: Problem) -> Text:
     """Above the panes: the problem the cursor is on, and why (what to do is in the Summary, for
     the compile shown)."""
-    text = Text(f"{problem.noun} ({problem.cause}) in {problem.function}", style="bold")
-    where = short_path(problem.location)
+    # (a trace names the function and the place: made visible, as in the explorer)
+    text = Text(f"{problem.noun} ({visible_name(problem.cause)}) in {visible_name(problem.function)}",
+                style="bold")
+    where = visible_name(short_path(problem.location))
     if problem.location_before and problem.location_after and problem.location_before != problem.location_after:
-        where += f" (was {short_path(problem.location_before)})"
+        where += f" (was {visible_name(short_path(problem.location_before))})"
     text.append(f" at {where}\n")
     text.append(f"why: {one_line(problem.why, 300)}")
     return text
