@@ -93,6 +93,24 @@ def test_a_path_from_the_trace_opens_only_a_regular_py_file(tmp_path):
     assert read_user_file(str(PROGRAM))[0] == PROGRAM.read_text()
 
 
+def test_a_link_out_of_its_folder_is_not_read(tmp_path):
+    """A `.py` that links to a secret elsewhere (`--report` printed 48 lines of it); a link that
+    stays below its own folder, and a plain file, are read."""
+    from tlview.source.user_source import read_user_file
+
+    secret = tmp_path / "home" / ".ssh" / "id_ed25519.py"
+    secret.parent.mkdir(parents=True)
+    secret.write_text("PRIVATE KEY\n")
+    project = tmp_path / "home" / "project"
+    (project / "src").mkdir(parents=True)
+    (project / "src" / "model.py").write_text("x = 1\n")
+    (project / "train.py").symlink_to(secret)
+    (project / "model.py").symlink_to(project / "src" / "model.py")
+    assert read_user_file(str(project / "train.py")) == (None, "a link out of its folder")
+    assert read_user_file(str(project / "model.py")) == ("x = 1\n", "")
+    assert read_user_file(str(project / "src" / "model.py")) == ("x = 1\n", "")
+
+
 def test_a_fifo_where_the_source_should_be_never_blocks_the_report(tmp_path):
     os.mkfifo(tmp_path / "zephyr_secret_model.py")
     done = subprocess.run([sys.executable, "-m", "tlview", "--report", "--source-root",

@@ -105,6 +105,10 @@ def read_user_file(path: str) -> tuple[str | None, str]:
     real = os.path.realpath(path)
     if real.startswith(REFUSED) or path.startswith(REFUSED):
         return None, "a system folder's file"
+    # A link that leads out of the folder it stands in (`model.py` -> ~/.ssh/key) is not the
+    # user's source: its target is read only where it stays below that folder.
+    if not real.startswith(os.path.realpath(os.path.dirname(path)).rstrip("/") + "/"):
+        return None, "a link out of its folder"
     try:
         st = os.stat(real)
     except OSError as exc:
@@ -114,7 +118,9 @@ def read_user_file(path: str) -> tuple[str | None, str]:
     if st.st_size > SOURCE_MAX:
         return None, f"bigger than {SOURCE_MAX >> 20} MiB"
     try:
-        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0))
+        # (the target checked above, opened without following a link put there since)
+        fd = os.open(real, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0)
+                     | getattr(os, "O_NOFOLLOW", 0))
     except OSError as exc:
         return None, os.strerror(exc.errno or 0)
     try:
