@@ -4,11 +4,14 @@ a job re-run into one folder, compiled autograd, four gloo ranks, and the answer
 from __future__ import annotations
 
 import json
+import os
 import re
+import shutil
+from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, GENERATED, json_for, run_cli
+
 from tlview.model.indexing import open_index
 
 EXPORT = GENERATED / "export"
@@ -185,3 +188,28 @@ def test_run_of_a_missing_program_is_one_line(capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "cannot run /nonexistent/tool" in err
 
+
+
+def test_a_wrapped_job_ends_whole(tmp_path):
+    """`--run -- sh -c 'python job.py'`: after `q` the python under the shell ran on; the job is
+    a process group of its own, ended whole."""
+    import sys
+    import time
+
+    from tlview.source.job import Job
+
+    pid_file = tmp_path / "child.pid"
+    child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
+    job = Job(["sh", "-c", f"{sys.executable} -c \"{child}\"; echo after"], "")
+    deadline = time.monotonic() + 60
+    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+        job.process.poll()  # (a condition, not a sleep: the child writes its pid once it runs)
+    pid = int(pid_file.read_text())
+    job.stop()
+    try:
+        os.kill(pid, 0)
+        alive = not Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1].startswith("Z")
+    except (ProcessLookupError, FileNotFoundError):
+        alive = False
+    assert not alive, "the job's python outlived the job"
+    shutil.rmtree(job.folder, ignore_errors=True)
