@@ -218,6 +218,7 @@ class Compile:
     attempts: list[CompileNode] = field(default_factory=list)
     frame: Frame | None = None
     exports: dict | None = field(default=None, repr=False)  # the index's Export entries, by group
+    guards_failed_later: bool = False  # a later compile's reason names a guard of this one (index.py)
 
     @property
     def head(self) -> CompileNode:

@@ -265,6 +265,8 @@ class Index(IndexParts):
                     later[node] = None
                     target = self.nodes.get((node.group, reason.failed_id))
                     if target is not None:
+                        if target.compile is not None:
+                            target.compile.guards_failed_later = True
                         self._touch(target.compile)
 
     # ---- nodes ---------------------------------------------------------------------------------

@@ -325,10 +325,10 @@ def _text_status(compile_) -> Status | None:
 
 def _guards_checked_later(compile_) -> bool:
     """A later compile of the frame recompiled because this one's guard failed: it had guards,
-    so it compiled (TORCH_LOGS=recompiles alone says so of all but a frame's last compile)."""
-    return any(reason.failed_id is not None and reason.failed_id.compile_key == compile_.key
-               for later in list(compile_.frame.compiles) if later is not compile_
-               for reason in later.head.reasons)
+    so it compiled (TORCH_LOGS=recompiles alone says so of all but a frame's last compile). Kept
+    by the index as reasons come (a scan of the frame's compiles per compile: 57 s at 5,000
+    recompiles of one frame)."""
+    return compile_.guards_failed_later
 
 
 def _text_logs_graphs(compile_) -> bool:
@@ -342,8 +342,8 @@ def _against(compile_, reason):
     if reason.failed_id is None:
         return None
     key = reason.failed_id.compile_key
-    return next((c.head for c in list(compile_.frame.compiles) if c.key == key),
-                None)
+    # (newest first: the compile whose guard failed is most often the one just before)
+    return next((c.head for c in reversed(list(compile_.frame.compiles)) if c.key == key), None)
 
 
 def _look_up_place(problem: CompileProblem) -> str | None:
