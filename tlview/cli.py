@@ -173,8 +173,7 @@ def _fail(message: str) -> int:
 
 
 # --fail-on's words: the verdict's kinds, by their filter words (`new`: with --compare)
-FAIL_ON = {"new": None, "recompiles": "recompile", "graph_breaks": "graph_break", "errors": "failure",
-           "restarts": "restart", "skipped_frames": "frame_skipped"}
+FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_frames")
 
 
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
@@ -216,9 +215,7 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
         if fail_on:
             from tlview.diagnose.compare import problems
 
-            kinds = {FAIL_ON[w] for w in fail_on}
-            offending = [visible(p.line("found")) for p in problems(index, _keep(flt))
-                         if p.kind in kinds and p.cause != "by_design"]  # (PyTorch's own breaks: told, not failed on)
+            offending = [visible(p.line("found")) for p in problems(index, _keep(flt)) if p.counted_as in fail_on]
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         index.close()
@@ -317,8 +314,7 @@ def _headless_compare(args, flt, fail_on: list[str]) -> int:
         write = _writer(args, doc, "markdown_compare", "compare_report.render_compare")
 
         offending = [visible(p.line("new")) for p in comparison.new] if "new" in fail_on else []
-        kinds = {FAIL_ON[w] for w in fail_on if w != "new"}
-        offending += [visible(p.line("found")) for p in comparison.new + comparison.same if p.kind in kinds]
+        offending += [visible(p.line("found")) for p in comparison.new + comparison.same if p.counted_as in fail_on]
         return _output(what, write, offending, to_stdout=not (args.json or args.report))
     finally:
         for index in indexes:

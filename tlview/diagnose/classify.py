@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 
 from tlview.model.causes import NOT_LOGGED, Guarded, LoggingCall, SkippedCall
+from tlview.model.places import split_place
+from tlview.model.reasons import is_library_path
 from tlview.model.settings import NOT_RECORDED, UNKNOWN, CompileSettings, settings_of
 from tlview.model.verdict import CompileProblem, Kind
 
@@ -94,7 +96,7 @@ def _length_fix(problem: CompileProblem, settings: CompileSettings) -> str:
                 "constant of the code after it, length and all: keep it a tensor across the break (no "
                 ".tolist()), or fix the break so that nothing is carried")
     name = guarded.name or "the list"
-    if "self.state" in (problem.message or ""):
+    if "self.state" in (problem.message or "") and is_library_path(split_place(problem.location)[0]):
         # torch.optim: a compiled step's state is empty at the first step and filled by it
         return ("the optimizer's state is empty at its first step and filled by it: this one recompile "
                 "is expected (a compiled optimizer step compiles twice), and none follows from it")

@@ -40,6 +40,7 @@ class Occurrence:
     compile_id: str  # as shown: `0/1`, with its rank when the run has ranks: `rank 1 0/1`
     node: object | None = None  # where the explorer opens it
     resumed: bool = False  # found in the code after a graph break (a resume function)
+    counted_as: str = ""  # the total it counts in (the verdict's: CompileProblem.counted_as)
 
     @property
     def file(self) -> str:
@@ -64,6 +65,11 @@ class Problem:
     before: list[Occurrence] = field(default_factory=list)
     after: list[Occurrence] = field(default_factory=list)
     renamed: bool = False  # its file has another name (or folder) in the second run
+
+    @property
+    def counted_as(self) -> str:
+        """The total its occurrences count in (the verdict's word: `graph_breaks`)."""
+        return (self.after or self.before)[0].counted_as
 
     @property
     def location(self) -> str:
@@ -142,7 +148,7 @@ def _occurrence(problem: CompileProblem, ranked: bool) -> Occurrence:
         shown = f"export ({shown})" if shown != node.id else "export"
     return Occurrence(problem.kind.key, problem.cause, problem.function or "?", problem.user_location or "?",
                       _gist(problem.message or problem.why), problem.why, fix_for(problem), shown, node,
-                      problem.resumed_at is not None)
+                      problem.resumed_at is not None, problem.counted_as)
 
 
 def problems(index, keep=None) -> list[Problem]:

@@ -109,7 +109,7 @@ def _counts_of(compile_) -> tuple[dict, set]:
     owned = verdict.owned_by(compile_)
     counts = dict.fromkeys(_WORDS, 0)
     for problem in owned:
-        counts["graph_breaks_by_design" if problem.by_design else problem.kind.word] += 1
+        counts[problem.counted_as] += 1
     if compile_.head.is_outside:  # an Export entry: no compile id, but its failures count
         return counts, set()
     nodes = [n for n in compile_.attempts if n.cid.frame is not None or n.cid.autograd is not None]

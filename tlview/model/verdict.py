@@ -111,6 +111,12 @@ class CompileProblem:
         return (file, line) if file and line else None
 
     @property
+    def counted_as(self) -> str:
+        """The total it counts in, and the --fail-on word that finds it: its kind's
+        (`graph_breaks`), but `graph_breaks_by_design` for PyTorch's own breaks."""
+        return "graph_breaks_by_design" if self.by_design else self.kind.word
+
+    @property
     def by_design(self) -> bool:
         """A graph break PyTorch makes on purpose in its own code: told, and kept apart from the
         user's breaks in the totals and --fail-on graph_breaks."""
