@@ -421,7 +421,9 @@ def _tui(args, flt) -> int:
     if problem := _stdin_closed():
         return _fail(problem)
     from tlview.model.indexing import prepare_for
+    from tlview.ui import early_signals
 
+    early_signals.catch()  # (before the pool starts: a signal from now on is the app's to act on)
     prepare_for(found[0], alone=one_log_at(args.path, args.latest))
     from tlview.ui.launch import run_app
 

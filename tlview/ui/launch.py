@@ -23,9 +23,10 @@ from concurrent.futures import ThreadPoolExecutor
 
 from tlview.model.pool import stop_pools
 from tlview.model.filters import Filter
+from tlview.ui import early_signals
 from tlview.ui.app import TlviewApp
 
-ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+ENDING_SIGNALS = early_signals.ENDING_SIGNALS
 # Seconds an ending signal leaves the app to end cleanly (it takes about 0.5 s while a big trace
 # is indexed): tlview must be gone within 2 s. TLVIEW_GRACE overrides it (tests).
 GRACE = float(os.environ.get("TLVIEW_GRACE", "").strip() or 1.2)
