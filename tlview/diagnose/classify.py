@@ -379,10 +379,6 @@ def _family_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     return _agreeing_with(fix, _hints_of(problem), settings)
 
 
-def _break_fix(problem: CompileProblem, settings: CompileSettings) -> str:
-    return _family_fix(problem, settings)
-
-
 def _hints_of(problem: CompileProblem) -> list[str]:
     """PyTorch's hints for this problem: the break message's, else its registry's standard ones."""
     evidence = problem.evidence
@@ -539,7 +535,7 @@ def fix_for(problem: CompileProblem) -> str:
     if problem.kind is Kind.RECOMPILE:
         fix = _recompile_fix(problem, settings)
     elif problem.kind is Kind.GRAPH_BREAK:
-        fix = _break_fix(problem, settings)
+        fix = _family_fix(problem, settings)
     elif problem.kind is Kind.RESTART:
         fix = RESTART_FIXES.get(problem.cause, RESTART_FIXES[NOT_LOGGED])
     else:

@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tlview.model.break_registry import FAMILIES, RegistryEntry, entry_in, gb_ids_in
+from tlview.model.break_registry import FAMILIES, RegistryEntry, entry, entry_in, gb_ids_in
 from tlview.model.reasons import GraphBreak, RecompileReason, is_library_path
 from tlview.patterns import LazyPattern, lazy
 
@@ -315,7 +315,7 @@ def break_cause(gb: GraphBreak) -> Cause:
     frame = gb.user_frame()
     where = f" at {gb.where.rsplit('/', 1)[-1]}" if gb.where else ""
     text = " ".join(filter(None, [gb.reason, gb.detail, gb.explanation, gb.location, frame and frame[1]]))
-    found = entry_in(gb.url) or entry_in(gb.detail) or entry_in(gb.reason)
+    found = next(filter(None, map(entry, gb.gb_ids)), None) or entry_in(gb.detail) or entry_in(gb.reason)
     if found is None:
         cause = _break_text_cause(text, where, gb.detail or gb.reason)
     elif (logging := _break_text_cause(text, where, "")).cause == "print_or_logging" and \
@@ -501,8 +501,7 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         what = (m.group("what").strip() if m else first)[:300]
         return Cause("torch_runtime_error", f"an op failed when traced with fake tensors (it would fail "
                      f"in eager too: shapes, dtypes or devices that do not fit): {what}")
-    if cause_entry is not None and cause_entry.family == "user_exception" or \
-            _USER_RAISED.match(fail_type) and "Unsupported" not in fail_type:
+    if cause_entry is not None and cause_entry.family == "user_exception" or _USER_RAISED.match(fail_type):
         return Cause("user_exception", f"the program's own code raised inside the compiled region (it "
                      f"would raise without torch.compile too): {_raised(reason, fail_type)}",
                      registry=cause_entry)
