@@ -147,3 +147,115 @@ def test_run_job_writes_into_a_fresh_folder(tmp_path):
         assert text.strip() == "logs: recompiles,graph_breaks"
     finally:
         shutil.rmtree(job.folder, ignore_errors=True)
+
+
+# ---- a folder or file that may not be read for a while --------------------------------------------
+
+def _lock_out(monkeypatch, locked: Path) -> None:
+    """Make `locked` (a folder or a file) unreadable, as chmod 000 does for anyone but root: the
+    folder cannot be listed, nothing in it stat'ed or opened; the file cannot be opened. Root
+    reads through any permissions, so the kernel's answers are patched in too (the same test for
+    root and anyone else); monkeypatch.undo() takes them away, the caller sets the mode back."""
+    import builtins
+    import errno
+    import os
+
+    target = str(locked)
+    is_dir = locked.is_dir()
+
+    def inside(path) -> bool:
+        return is_dir and path.startswith(target + os.sep)
+
+    def deny(real, refused):
+        def call(path=".", *args, **kwargs):
+            if not isinstance(path, int) and refused(name := os.fsdecode(os.fspath(path))):
+                raise PermissionError(errno.EACCES, os.strerror(errno.EACCES), name)
+            return real(path, *args, **kwargs)
+        return call
+
+    monkeypatch.setattr(os, "scandir", deny(os.scandir, lambda p: is_dir and p == target))
+    monkeypatch.setattr(os, "stat", deny(os.stat, inside))
+    for module, name in ((os, "open"), (builtins, "open")):
+        monkeypatch.setattr(module, name, deny(getattr(module, name),
+                                               lambda p: inside(p) or (not is_dir and p == target)))
+    locked.chmod(0)
+
+
+@pytest.mark.parametrize("what", ["folder", "file"])
+def test_following_survives_a_path_unreadable_for_a_while(tmp_path, monkeypatch, what):
+    """`chmod 000` on the followed folder (or one of its files) while the job writes, then back:
+    every record of every file is indexed afterwards, as if it had never happened. Reading each
+    file again every time (more rank files than open descriptors) meets the refusals too."""
+    import threading
+    from contextlib import ExitStack
+
+    from conftest import wait_until
+
+    from tlview.source.reader import OPEN_FILES
+
+    monkeypatch.setattr(OPEN_FILES, "limit", 1)
+    folder = tmp_path / "tracedir"
+    folder.mkdir()
+    datas = [RANK0.read_bytes(), RANK1.read_bytes()]
+    paths = [folder / RANK0.name, folder / RANK1.name]
+    job = ExitStack()  # the job's files, open for its whole run
+    writers = [job.enter_context(path.open("ab")) for path in paths]
+    firsts = [data[: data.rindex(b"\n", 0, len(data) // 3) + 1] for data in datas]
+    for writer, first in zip(writers, firsts):
+        writer.write(first)
+        writer.flush()
+
+    live = LiveIndex(str(folder), force_polling=True, poll_interval=0.01)
+    stop = threading.Event()
+    steps: list[str] = []  # what each step said it waits for
+    failed: list[BaseException] = []
+
+    def follow() -> None:  # as the explorer's follow worker does
+        try:
+            while not stop.is_set():
+                steps.append(live.step().waiting)
+                live.follower.wait()
+        except BaseException as exc:  # noqa: BLE001 - the test says it
+            failed.append(exc)
+
+    def holds(condition) -> bool:
+        assert not failed, f"following stopped: {failed[0]!r}"
+        return condition()
+
+    thread = threading.Thread(target=follow, daemon=True)
+    thread.start()
+    try:
+        wait_until(lambda: holds(lambda: live.index.bytes_read == sum(map(len, firsts))), 60,
+                   "the first part to be indexed")
+        locked = folder if what == "folder" else paths[0]
+        mode = locked.stat().st_mode
+        try:
+            _lock_out(monkeypatch, locked)
+            seen = len(steps)
+            for writer, data, first in zip(writers, datas, firsts):  # the job goes on writing
+                writer.write(data[len(first):])
+                writer.flush()
+            wait_until(lambda: holds(lambda: len(steps) >= seen + 3), 60, "steps while unreadable")
+        finally:
+            monkeypatch.undo()
+            locked.chmod(mode)
+        said = steps[seen:]
+        wait_until(lambda: holds(lambda: live.index.bytes_read == sum(map(len, datas))), 60,
+                   "every record indexed once readable again")
+        wait_until(lambda: holds(lambda: not steps[-1]), 60, "the follower to stop waiting")
+    finally:
+        stop.set()
+        live.follower.stop()
+        thread.join(timeout=60)
+        job.close()
+    assert not failed and not thread.is_alive()
+    live.catch_up()
+    live.finish()
+    assert not [n for n in live.index.notes if "replaced" in n or "deleted" in n or "rotated" in n]
+    reference = open_index(str(folder), parallel_ok=False)
+    assert _doc(live.index) == _doc(reference)
+    for a, b in zip(sorted(live.index.sources, key=lambda s: s.path),
+                    sorted(reference.sources, key=lambda s: s.path)):
+        assert list(a.offsets) == list(b.offsets)  # no record lost, none doubled
+    assert totals(live.index).records == totals(reference).records > 0
+    assert any("cannot" in w for w in said), said  # the follower said why it waited

@@ -40,13 +40,15 @@ ONE_WORKER = {**CLEAN_EXIT_ONLY, "TLVIEW_PROCESSES": "1"}
 
 
 class DirectTerminal(Terminal):
-    def __init__(self, args: list[str], env: dict | None = None, width: int = 150, height: int = 45):
+    def __init__(self, args: list[str], env: dict | None = None, width: int = 150, height: int = 45,
+                 under: tuple[str, ...] = ()):
+        """`under`: a command that runs tlview's (a shell), the terminal's session leader then."""
         self._screen = _Screen(width, height)
         self._stream = pyte.ByteStream(self._screen)
         self._lock = threading.Lock()
         self.output = bytearray()  # everything tlview wrote, as written
         self.process = PtyProcess.spawn(
-            [*tlview_command().split(), *map(str, args)], dimensions=(height, width),
+            [*under, *tlview_command().split(), *map(str, args)], dimensions=(height, width),
             env={**_without_size(os.environ), "TERM": "xterm-256color", **(env or {})})
         self.pid = self.process.pid
         self._stop = threading.Event()
@@ -117,8 +119,8 @@ class DirectTerminal(Terminal):
 def direct_terminal():
     started = []
 
-    def start(*args, env: dict | None = None) -> DirectTerminal:
-        term = DirectTerminal(list(args), env=env)
+    def start(*args, env: dict | None = None, under: tuple[str, ...] = ()) -> DirectTerminal:
+        term = DirectTerminal(list(args), env=env, under=under)
         started.append(term)
         return term
 
@@ -293,3 +295,66 @@ def test_a_terminal_that_takes_no_output_does_not_keep_tlview(direct_terminal):
     finally:
         termios.tcflow(stopped, termios.TCOON)
         os.close(stopped)
+
+
+# ---- a job of an interactive shell ----------------------------------------------------------------
+
+# A shell's job control, as bash does it for `tlview ... &` (started in the background), and for
+# `tlview ...`, Ctrl+Z and `bg` (suspended, then continued in the background): tlview in a process
+# group of its own, the terminal's foreground the shell's own but while tlview runs in the
+# foreground. It says tlview's pid, then its exit status.
+JOB_SHELL = """
+import os, signal, sys
+signal.signal(signal.SIGTTOU, signal.SIG_IGN)  # (a shell hands the terminal over and takes it back)
+how, command = sys.argv[1], sys.argv[2:]
+pid = os.fork()
+if pid == 0:
+    os.setpgid(0, 0)
+    if how == "bg after Ctrl+Z":
+        os.tcsetpgrp(0, os.getpgrp())
+    signal.signal(signal.SIGTTOU, signal.SIG_DFL)
+    os.execvp(command[0], command)
+os.setpgid(pid, pid)
+if how == "bg after Ctrl+Z":
+    os.tcsetpgrp(0, pid)
+    _, status = os.waitpid(pid, os.WUNTRACED)  # Ctrl+Z
+    assert os.WIFSTOPPED(status), status
+    os.tcsetpgrp(0, os.getpgrp())  # `bg`: the shell takes the terminal back, and continues tlview
+    os.kill(pid, signal.SIGCONT)
+print("tlview-pid", pid, flush=True)
+_, status = os.waitpid(pid, 0)
+print("tlview-exit", os.waitstatus_to_exitcode(status), flush=True)
+"""
+
+
+@pytest.mark.slow  # a real terminal
+@pytest.mark.parametrize("how", ["started in bg", "bg after Ctrl+Z"])
+def test_a_job_in_the_background_ends_on_sigterm(direct_terminal, how):
+    """`kill %1` (SIGTERM, then SIGCONT) to a tlview in the background, stopped: the terminal is
+    not its own (it stopped on tty output, SIGTTOU, or for `bg`), so it ends without touching it.
+    It stopped again on its way out (giving back a terminal that is the shell's) and stayed."""
+    import re
+    import sys
+
+    term = direct_terminal(TRACE, env=CLEAN_EXIT_ONLY, under=(sys.executable, "-c", JOB_SHELL, how))
+    if how == "bg after Ctrl+Z":
+        term.wait_for(SETTLED)
+        term.keys("\x1a")
+
+    def said(what: bytes):
+        return re.search(rb"tlview-%s (-?\d+)\r?\n" % what, term.output)
+
+    wait_until(lambda: said(b"pid"), 30, "the shell to start tlview")
+    pid = int(said(b"pid")[1])
+    try:
+        wait_until(lambda: _stopped(pid), 30, "tlview in the background to stop")
+        shown = term.state()
+        os.kill(pid, signal.SIGTERM)  # what `kill %1` sends to a stopped job
+        os.kill(pid, signal.SIGCONT)
+        wait_until(lambda: said(b"exit"), 10, "tlview to end")
+        assert int(said(b"exit")[1]) == 128 + signal.SIGTERM
+        assert term.state() == shown  # the shell's terminal, as it was
+        assert "Traceback" not in term.screen()
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # (not in the terminal's group that close() kills)

@@ -42,8 +42,12 @@ class Index(IndexParts):
     lazy_text_channels = LAZY_TEXT_CHANNELS
     counted_text_lines = COUNTED_TEXT_LINES
 
-    def __init__(self, verify_md5: bool = False) -> None:
+    def __init__(self, verify_md5: bool = False, following: bool = False) -> None:
         self.verify_md5 = verify_md5
+        # Following: a file that may not be read now (chmod 000) is read again when it may, and
+        # is no problem of the input; `unreadable` says which (path: why) until then.
+        self.following = following
+        self.unreadable: dict[str, str] = {}
         self.sources: list[Source] = []
         self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
         self._groups: dict[Group, None] = {}  # the groups of `nodes`, in order of appearance
@@ -95,10 +99,18 @@ class Index(IndexParts):
         """Index what one source gained (up to `limit` bytes); return the bytes read."""
         try:
             with self.lock:
-                return source.feed(limit)
+                read = source.feed(limit)
+        except PermissionError as exc:
+            if not self.following:
+                self.add_problem(source, source.scanned_to, "unreadable", str(exc))
+            self.unreadable[source.path] = exc.strerror or str(exc)
+            return 0
         except OSError as exc:
             self.add_problem(source, source.scanned_to, "unreadable", str(exc))
             return 0
+        if self.unreadable:
+            self.unreadable.pop(source.path, None)
+        return read
 
     def finish(self) -> None:
         """No more data will come: close the last open records."""

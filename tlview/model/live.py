@@ -41,7 +41,7 @@ class LiveIndex:
         self.follower = Follower(path, force_polling, poll_interval, kind, name)
         self.verify_md5 = verify_md5
         self.ended = ended
-        self.index = Index(verify_md5=verify_md5)
+        self.index = Index(verify_md5=verify_md5, following=True)
         self._grew_at = time.monotonic()
         self._idle_closed = False
 
@@ -63,7 +63,7 @@ class LiveIndex:
                 update.messages.append(f"{path} was deleted or renamed: its records are gone")
             self.index.close()
             notes = self.index.notes
-            self.index = Index(verify_md5=self.verify_md5)
+            self.index = Index(verify_md5=self.verify_md5, following=True)
             self.index.notes.extend(notes + update.messages)
             for known in self.follower.known.values():
                 self.index.add_log(known.log)
@@ -72,6 +72,9 @@ class LiveIndex:
             update.new_files.append(log.path)
         if read:
             update.bytes_read = self.index.refresh(limit)
+        if self.index.unreadable and not update.waiting:
+            path, why = next(iter(self.index.unreadable.items()))
+            update.waiting = f"{path}: cannot be read ({why}): following again once it can be"
         if update.bytes_read or update.new_files or update.rebuilt:
             self._grew_at, self._idle_closed = time.monotonic(), False
         return update

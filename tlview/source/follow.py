@@ -3,12 +3,17 @@
 watchfiles only wakes the follower up; a stat poll (1 s by default) backs it, because inotify
 misses writes made by other hosts on NFS. The follower never opens anything for writing and takes
 no lock: it only lists, stats and reads.
+
+A folder or file that cannot be looked at for a while (chmod 000 and back) is not gone: only a
+path that is not there (no such file) ends what was followed. Until it can be read again nothing
+is dropped, and then following goes on where it was.
 """
 
 from __future__ import annotations
 
 import hashlib
 import os
+import stat
 import threading
 from dataclasses import dataclass, field
 
@@ -35,12 +40,19 @@ class FollowChanges:
     waiting: str = ""  # why nothing can be read yet
 
 
-def first_bytes_digest(path: str, size: int = FIRST_BYTES) -> str:
+def first_bytes_digest(path: str, size: int = FIRST_BYTES) -> str | None:
+    """The md5 of the file's first `size` bytes; None when it cannot be read now."""
     try:
         with open(path, "rb") as f:
             return hashlib.md5(f.read(size)).hexdigest()
     except OSError:
-        return ""
+        return None
+
+
+def _gone(exc: OSError) -> bool:
+    """A look at a path failed because it is not there, not because it may not be looked at now
+    (a folder chmod 000: its files are still there, and will be readable again)."""
+    return not isinstance(exc, PermissionError)
 
 
 @dataclass
@@ -77,16 +89,28 @@ class Follower:
     def sync(self, sizes: dict[str, int]) -> FollowChanges:
         """New logs, and logs replaced since the last call (`sizes`: bytes indexed per path)."""
         changes = FollowChanges()
-        if not os.path.exists(self.path):
+        try:
+            top = os.stat(self.path)
+        except OSError as exc:
+            if not _gone(exc):
+                changes.waiting = self._unreadable(exc)
+                return changes
             for path, known in list(self.known.items()):  # the folder was deleted: its runs too
                 self._retire(known)
                 changes.removed.append(path)
             self.known.clear()
             changes.waiting = f"waiting for {self.name or self.path} to appear"
             return changes
-        candidates = folder_files(self.path) if os.path.isdir(self.path) else [self.path]
+        if stat.S_ISDIR(top.st_mode):
+            try:
+                candidates = folder_files(self.path)
+            except NoLogsError as exc:  # it cannot be listed now: its files are not gone for that
+                changes.waiting = f"{exc}: following again once it can be"
+                return changes
+        else:
+            candidates = [self.path]
         present = set(candidates)
-        for path in [p for p in self.known if p not in present or not os.path.exists(p)]:
+        for path in [p for p, known in self.known.items() if self._is_gone(p, known, present)]:
             self._retire(self.known.pop(path))
             changes.removed.append(path)
         for path in candidates:
@@ -113,6 +137,18 @@ class Follower:
             if hint := self._compressed_hint(candidates):
                 changes.waiting += f" ({hint})"
         return changes
+
+    def _unreadable(self, exc: OSError) -> str:
+        return f"{self.name or self.path}: cannot be read ({exc.strerror}): following again once it can be"
+
+    def _is_gone(self, path: str, known: _Known, present: set[str]) -> bool:
+        """Deleted or renamed away. A file the listing did not show but that is still there (its
+        subfolder cannot be listed now), or that cannot be looked at now, is not."""
+        try:
+            st = os.stat(path)
+        except OSError as exc:
+            return _gone(exc)
+        return path not in present and (not known.inode or (st.st_dev, st.st_ino) != known.inode)
 
     def _compressed_hint(self, candidates: list[str]) -> str:
         """What to do with the compressed logs of a folder that holds nothing else (told once)."""
@@ -154,7 +190,10 @@ class Follower:
         except OSError:
             inode, size = (), 0
         head_len = min(size, FIRST_BYTES)
-        return _Known(log, inode, first_bytes_digest(log.path, head_len), head_len)
+        head = first_bytes_digest(log.path, head_len)
+        if head is None:  # not readable now: its first bytes are taken when they can be
+            head_len, head = 0, ""
+        return _Known(log, inode, head, head_len)
 
     def _was_replaced(self, known: _Known, indexed: int) -> bool:
         """lnav's checks: a new inode, a file smaller than what was read, other first bytes."""
@@ -168,12 +207,19 @@ class Follower:
             return True
         if (st.st_size, st.st_mtime_ns) == known.seen:
             return False  # untouched since the last look: its first bytes were not read again
-        known.seen = (st.st_size, st.st_mtime_ns)
-        if known.head_len and first_bytes_digest(known.log.path, known.head_len) != known.head:
-            return True
+        if known.head_len:
+            head = first_bytes_digest(known.log.path, known.head_len)
+            if head is None:
+                return False  # not readable now (chmod 000): looked at again when it is
+            if head != known.head:
+                return True
         if known.head_len < FIRST_BYTES and st.st_size > known.head_len:
-            known.head_len = min(st.st_size, FIRST_BYTES)  # the first line grew: remember more
-            known.head = first_bytes_digest(known.log.path, known.head_len)
+            head_len = min(st.st_size, FIRST_BYTES)  # the first line grew: remember more
+            head = first_bytes_digest(known.log.path, head_len)
+            if head is None:
+                return False
+            known.head_len, known.head = head_len, head
+        known.seen = (st.st_size, st.st_mtime_ns)
         return False
 
     # ---- waking up ---------------------------------------------------------------------------

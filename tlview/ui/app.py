@@ -128,6 +128,8 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         yield KeyHints()
 
     def on_mount(self) -> None:
+        if not self.query(FrameTree):
+            return  # ended before it was composed (Textual mounts nothing once exiting): a signal
         self.tree.show_model(self.model)
         self.tree.focus()
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)

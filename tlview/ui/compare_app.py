@@ -88,6 +88,8 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActio
         yield KeyHints()
 
     def on_mount(self) -> None:
+        if not self.query(CompareTree):
+            return  # ended before it was composed (Textual mounts nothing once exiting): a signal
         self.tree.focus()
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
         self.watch(self.screen, "maximized", self.maximized_changed, init=False)

@@ -12,17 +12,22 @@ away and for a suspend (Ctrl+Z, `kill -TSTP`) and `fg`.
   its new writer thread died on EIO, and the 31st write blocked the app for good.
 - Output to a lost terminal is dropped (EIO): Textual's writer thread would die of it, and then
   every write waits for a thread that is gone.
+- In the background (`tlview ... &`, or `bg`) the terminal is another's: ending, tlview leaves its
+  screen and modes alone (Textual's restore stopped it on SIGTTOU there, for good), and once an
+  ending signal came (`kill %1`: SIGTERM, then SIGCONT) a SIGCONT resumes nothing.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import termios
 
 from textual.drivers.linux_driver import LinuxDriver
 
+from tlview.ui import early_signals
 from tlview.ui.keys_first import is_user_input
 
 
@@ -79,7 +84,29 @@ class TlviewDriver(LinuxDriver):
         self._stopped = True
         super()._sigtstp_application(*args)
 
+    def stop_application_mode(self) -> None:
+        if self._in_background():
+            self.disable_input()  # (the screen and modes it set were given back when it stopped)
+        else:
+            super().stop_application_mode()
+
+    def disable_input(self) -> None:
+        if not self._in_background():
+            super().disable_input()
+            return
+        # Textual's, less what touches the terminal (mouse reporting off, its input flushed)
+        if self.exit_event.is_set():
+            return
+        with contextlib.suppress(ValueError):  # (not the main thread)
+            signal.signal(signal.SIGWINCH, signal.SIG_DFL)
+        self.exit_event.set()
+        if self._key_thread is not None:
+            self._key_thread.join()
+        self.exit_event.clear()
+
     def _sigcont_application(self, *_) -> None:
+        if early_signals.ending.is_set():
+            return  # ending: nothing to resume, nor to stop again for (`kill %1` sends SIGCONT)
         if not self._stopped or not self._terminal_usable():
             return  # no suspend of ours to end, or the terminal is gone: the SIGHUP ends tlview
         if not self._auto_restart:

@@ -13,10 +13,14 @@ from __future__ import annotations
 
 import os
 import signal
+import threading
 
 from tlview.model.pool import stop_pools
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
+# Set once the app got an ending signal (launch._run): from then on nothing stops tlview or
+# resumes its screen (`kill %1` sends a stopped job SIGTERM, then SIGCONT: driver.py).
+ending = threading.Event()
 
 
 def _end(sig: int, _frame) -> None:

@@ -98,14 +98,23 @@ async def _run(app: TlviewApp, tell: int) -> int:
         if not received:
             received.append(sig)
             os.write(tell, bytes([sig]))
+            early_signals.ending.set()
+            # A job in the background (`tlview ... &`, or `bg`) that ends: no output to the
+            # terminal, nor a change of its modes, may stop it on its way out (SIGTTOU, SIGTTIN).
+            for stop in (signal.SIGTTOU, signal.SIGTTIN):
+                signal.signal(stop, signal.SIG_IGN)
         loop.call_soon_threadsafe(lambda: app.exit(return_code=128 + sig))  # the shell's "ended by N"
 
+    early_signals.ending.clear()  # (an app before this one, in the same process, may have ended)
     previous = {}
     for sig in ENDING_SIGNALS:
         try:
             previous[sig] = signal.signal(sig, on_signal)
         except (ValueError, OSError):
             pass  # not the main thread: Python's defaults stay
+    if previous:  # (and the stops on_signal ignores)
+        previous.update({stop: handler for stop in (signal.SIGTTOU, signal.SIGTTIN)
+                         if (handler := signal.getsignal(stop)) is not None})
     try:
         await app.run_async()
     finally:
@@ -144,8 +153,10 @@ def _leave_things_clean(modes) -> None:
     except OSError:
         return  # the terminal is gone
     try:
-        if modes is not None and os.tcgetpgrp(fd) == os.getpgrp():  # (in the background, SIGTTOU
-            import termios                                         # would stop tlview)
+        if os.tcgetpgrp(fd) != os.getpgrp():
+            return  # in the background: the terminal is another's (and SIGTTOU would stop tlview)
+        if modes is not None:
+            import termios
 
             termios.tcsetattr(fd, termios.TCSANOW, modes)
         os.write(fd, RESET.encode())  # (a terminal that takes no more: EAGAIN)
