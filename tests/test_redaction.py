@@ -275,3 +275,41 @@ def test_every_bundle_of_every_fixture_holds_nothing_it_learned_and_only_known_w
     assert unknown == set()
     assert all(not re.search(r"[^\w./-]", m) for m in members)
     shutil.rmtree(tmp_path / "x")
+
+
+# ---- held-out round 4: shapes and names the first round did not try ------------------------------------
+
+@pytest.mark.parametrize("text, kept", [
+    ("DB_PASS=graph2024", "DB_PASS=secret_1"),  # a password of torch's words, named by the last part
+    ("bypass=True token_count: 1234", "bypass=True token_count: 1234"),  # names that only end alike
+    ("card 4111 1111 1111 1111 id 123-45-6789", "card secret_1 id secret_2"),
+    ("master at fe80::1ff:fe23:4567:890a and [2001:db8:85a3::8a2e:370:7334]", "master at ip_1 and [ip_2]"),
+    ("torch::jit::Node aten::add c10::Half a::b 20:07:34.67", "torch::jit::Node aten::add c10::Half a::b 20:07:34.67"),
+    ("owner <grace.hopper@protonmail.me>", "owner <email_1>"),
+])
+def test_held_out_shapes(text, kept):
+    assert Redactor().text(text) == kept
+
+
+def test_held_out_names_learned_from_the_logs(tmp_path):
+    """A host by its port alone, a Windows home folder, a dict's keys the user's code prints or
+    guards: learned (a `"key": ` outside an envelope is not torch's field, so it is not kept)."""
+    (tmp_path / "run").mkdir()
+    log = tmp_path / "run" / "torch_logs.txt"
+    real = (CORPUS / "recompiles" / "torch_logs.txt").read_text()
+    log.write_text(real + "connecting to gpu-node-17:29500\n"
+                   "loading C:\\Users\\grace\\zorblax\\weights.pt\n"
+                   '{"quintessa_vault": "alpha"}\ntenant quintessa_vault logged in\n'
+                   "guard L['batch']['patient_notes'] == 3\n")
+    bundle, members = _bundle(tmp_path, log)
+    assert _found(bundle, members, ["gpu-node-17", "grace", "quintessa_vault", "patient_notes"]) == {}
+
+
+def test_a_quoted_line_is_learned_once_however_often_the_logs_quote_it(monkeypatch, tmp_path):
+    """Held-out round 4: a 108 MB envelope of 1.5 million stack frames took more than 300 s to
+    learn from, each frame's line tokenized again."""
+    lines = []
+    real = Redactor.code_line
+    monkeypatch.setattr(Redactor, "code_line", lambda self, line: (lines.append(line), real(self, line)))
+    _bundle(tmp_path, CORPUS / "recompiles")
+    assert lines and len(lines) == len(set(lines))

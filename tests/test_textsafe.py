@@ -39,3 +39,25 @@ def test_markdown_cells_and_prose_hold_no_html_nor_emphasis():
     assert "<strong>" not in table
     paragraph = md.render(prose("<script>alert(1)</script> *x*"))
     assert "<script>" not in paragraph and "<em>" not in paragraph
+
+
+def test_every_format_character_of_unicode_is_shown():
+    """Held-out round 4: the tag characters (U+E0041: text no terminal shows), the soft hyphen and
+    the other format characters (category Cf) were written raw: now all of them, as this Python's
+    Unicode lists them, plus the blanks that are letters (U+3164) or marks (U+034F, U+FE0F)."""
+    import sys
+    import unicodedata
+
+    hidden = [chr(c) for c in range(sys.maxunicode + 1) if unicodedata.category(chr(c)) == "Cf"]
+    hidden += ["\u034f", "\u3164", "\u2800", "\ufe0f", "\U000e0100", "\u2028"]
+    assert len(hidden) > 150
+    assert [f"U+{ord(c):04X}" for c in hidden if visible(f"a{c}b") == f"a{c}b"] == []
+    assert visible("\U000e0041") == "\\U000e0041"
+
+
+def test_json_escapes_a_hidden_character_beyond_the_basic_plane_as_a_pair():
+    text = "a\U000e0041\u00ad\u009b\u202eb é 数据"
+    data = json_bytes({"x": text})
+    assert b"\\udb40\\udc41" in data and b"\\u00ad" in data and b"\\u009b" in data
+    assert "é 数据".encode() in data  # (what shows stays as it is)
+    assert json.loads(data)["x"] == text

@@ -11,18 +11,23 @@ from __future__ import annotations
 import codecs
 import re
 
-# C0 controls except TAB and newline, DEL, C1 controls, every bidi control (marks, embeddings,
-# overrides, isolates, the Arabic letter mark U+061C) and the invisible ones (zero-width space and
-# joiners, word joiner and invisible operators, line and paragraph separators, the BOM,
-# interlinear annotation marks, the Mongolian vowel separator): none reaches a terminal unseen.
-_INVISIBLE = ("\u061c\u180e\u200b-\u200f\u2028\u2029\u202a-\u202e\u2060-\u2064\u2066-\u2069"
-              "\ufeff\ufff9-\ufffb")
+# C0 controls except TAB and newline, DEL, C1 controls, and every character that shows nothing: all
+# of Unicode's format characters (category Cf: bidi marks, embeddings, overrides and isolates, the
+# Arabic letter mark, zero-width space and joiners, word joiner and invisible operators, the BOM,
+# the soft hyphen, interlinear annotation marks, the tag characters that hide text, ...; Unicode
+# 15's list), the line and paragraph separators, and the blanks that are letters or marks (the
+# combining grapheme joiner, Hangul fillers, the braille blank, variation selectors): none
+# reaches a terminal unseen.
+_INVISIBLE = ("\u00ad\u034f\u0600-\u0605\u061c\u06dd\u070f\u0890\u0891\u08e2\u115f\u1160"
+              "\u180b-\u180f\u200b-\u200f\u2028-\u202e\u2060-\u206f\u2800\u3164\ufe00-\ufe0f"
+              "\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U0001343f\U0001bca0-\U0001bca3"
+              "\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f\U000e0100-\U000e01ef")
 _UNSAFE = re.compile(f"[\x00-\x08\x0b-\x1f\x7f-\x9f{_INVISIBLE}]")
 
 
 def _visible(m: re.Match) -> str:
     code = ord(m.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
 
 
 def visible(text: str) -> str:
@@ -80,15 +85,28 @@ def escape_undecodable(stream) -> None:
         pass  # not a TextIOWrapper: it writes what it can
 
 
-# In UTF-8: C1 controls (U+0080-U+009F; U+009B is a CSI, U+009D an OSC to a terminal that takes
-# 8-bit controls), the bidi controls and the invisible ones (_INVISIBLE). orjson escapes C0 itself
-# and writes these raw.
-_UNSAFE_UTF8 = re.compile(rb"\xc2[\x80-\x9f]|\xd8\x9c|\xe1\xa0\x8e|\xe2\x80[\x8b-\x8f\xa8\xa9\xaa-\xae]|"
-                          rb"\xe2\x81[\xa0-\xa4\xa6-\xa9]|\xef\xbb\xbf|\xef\xbf[\xb9-\xbb]")
+# In UTF-8, any character but ASCII: orjson escapes C0 itself and writes the rest raw; of these,
+# the C1 controls (U+009B is a CSI, U+009D an OSC to a terminal that takes 8-bit controls) and the
+# invisible ones (_INVISIBLE) are escaped. (A class of lead bytes: a JSON document of ASCII, most
+# of them, is scanned at C speed.)
+_NON_ASCII_UTF8 = re.compile(rb"[\xc2-\xf4][\x80-\xbf]+")
 
 
 def _json_escape(m: re.Match) -> bytes:
-    return b"\\u%04x" % ord(m.group().decode("utf-8"))
+    text = m.group().decode("utf-8", "surrogatepass")
+    if not _UNSAFE.search(text):
+        return m.group()
+    return "".join(_json_char(c) for c in text).encode("utf-8")
+
+
+def _json_char(char: str) -> str:
+    if not _UNSAFE.match(char):
+        return char
+    code = ord(char)
+    if code < 0x10000:
+        return f"\\u{code:04x}"
+    code -= 0x10000  # (JSON writes it as a surrogate pair)
+    return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
 def json_bytes(summary: dict) -> bytes:
@@ -104,7 +122,7 @@ def json_bytes(summary: dict) -> bytes:
     except orjson.JSONEncodeError:
         # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
         data = dump(_without_surrogates(summary))
-    return _UNSAFE_UTF8.sub(_json_escape, data)
+    return _NON_ASCII_UTF8.sub(_json_escape, data)
 
 
 def _without_surrogates(value):

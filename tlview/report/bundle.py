@@ -153,11 +153,12 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
                          evidence if isinstance(evidence, str) else None):
                 if text:
                     keep |= message_words(text)
-    seen_lines: list[tuple[str, str, str]] = []  # (path, function, code) of the user's quoted lines
+    seen_lines: set[tuple[str, str, str]] = set()  # (path, function, code) of the user's quoted lines
     user_files: set[str] = set()
     classes: set[str] = set()  # the user's classes, as Python names them (`__main__.ZephyrGate`)
     homes: set[str] = set()  # user names of home folders (`/home/carol.danvers/...`)
-    hosts: set[str] = set()  # hosts of addresses (`tcp://gpu-node-17:29500`)
+    hosts: set[str] = set()  # hosts of addresses (`tcp://gpu-node-17:29500`, `gpu-node-17:29500`)
+    keys: set[str] = set()  # keys of the user's dicts, as guards and sources subscript them
     for source in index.sources:
         strings = getattr(source, "strings", {})
         for path in strings.values():
@@ -168,9 +169,12 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
             # (on the lines that name a .py file: over every line, the pattern costs 3x)
             user_files.update(p for line in text.split("\n") if ".py" in line
                               for p in _PATH.findall(line) if _is_user_file(p))
-            seen_lines += _quoted_user_lines(text, strings)
+            seen_lines.update(_quoted_user_lines(text, strings))
+            keys.update(_SUBSCRIPT_KEY.findall(text))
             classes.update(_MAIN_CLASS.findall(text))
             homes.update(_HOME.findall(text))
+            if ":" in text:
+                hosts.update(_PORT_HOST.findall(text))
             if "://" in text or "host" in text:
                 hosts.update(_ADDRESS_HOST.findall(text))
     redactor = Redactor(keep)
@@ -183,18 +187,26 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
         text = sources.text(path)
         if text is not None:
             redactor.source(text)
-    for path, function, code in seen_lines:
+    codes: set[str] = set()  # (a line quoted by a thousand frames is learned once)
+    for path, function, code in sorted(seen_lines):
         if _is_user_file(path):
             if not function.startswith(_RESUME):  # (torch's name; the user's inside it is replaced)
                 redactor.name(function, "fn")
-            if code:
+            if code and code not in codes:
+                codes.add(code)
                 redactor.code_line(code)
     for name in sorted(classes):
         redactor.name(name, "class")
+    for key in sorted(keys):  # a dict's key in a guard or source (`L['batch']['patient_ssn']`)
+        if key not in redactor.names and not key.startswith("__"):
+            redactor.literal(key)
     return redactor
 
 
-_HOME = re.compile(r"/(?:home|Users)/([\w.@+-]+)/")
+_HOME = re.compile(r"(?:/(?:home|Users)/|\b[A-Za-z]:\\{1,2}Users\\{1,2})([\w.@+-]+)(?:/|\\)")
+# a host by its port: `gpu-node-17:29500` (a name with a hyphen or a digit: `x:1` is no host)
+_PORT_HOST = re.compile(r"(?<![\w.:/-])([A-Za-z][A-Za-z0-9]*(?:-[A-Za-z0-9]+)+):\d{2,5}\b")
+_SUBSCRIPT_KEY = re.compile(r"\[['\"]([^'\"\\\[\]]{1,200})['\"]\]")
 _ADDRESS_HOST = re.compile(r"(?:://|host[=:]\s*|hostname[=:]\s*)([A-Za-z0-9][\w.-]*[A-Za-z0-9])(?=[:/\s'\"]|$)")
 
 
@@ -221,13 +233,17 @@ def _this_machine() -> set[str]:
 
 
 _KEY = re.compile(r'"([\w.]+)": ')
+_ENVELOPE_LINE = re.compile(r"[VIWEDC]\d{4} [\d:.]+ +\d+ [^\]\n]*\] \{")
 _USER_KEYED = re.compile(r'"(?:graph_node_shapes|sizes)": \{[^{}]*\}')
 
 
 def _schema_keys(text: str) -> set[str]:
     """The field names of the envelopes (a user's variable of the same name keeps its name: the
-    field must stay), but for the dicts keyed by FX node names."""
-    keys = set(_KEY.findall(_USER_KEYED.sub("", text)))
+    field must stay), but for the dicts keyed by FX node names. Only an envelope's: a dict the
+    user's code prints or quotes (`{"patient_ssn": x}`) is the user's."""
+    envelopes = "\n".join(line.partition("] {")[2] for line in text.split("\n")
+                          if _ENVELOPE_LINE.match(line))
+    keys = set(_KEY.findall(_USER_KEYED.sub("", envelopes)))
     # and their parts: a user's `backend` is no reason to rewrite `backend_compile_time_s`
     return keys | {part for key in keys for part in re.split(r"[_.]", key) if part}
 

@@ -75,13 +75,22 @@ _KEY_SHAPES = (
 )
 _SECRET = re.compile(r"(?<![A-Za-z0-9_-])(?:" + "|".join(_KEY_SHAPES) + r")(?![A-Za-z0-9_-])")
 # The value after a name that says it is one (`api_key=...`, `"token": "..."`, `Bearer ...`).
-_NAMED_SECRET = re.compile(r"(?i)(?:\b(?:api[_-]?key|apikey|access[_-]?key|secret[_-]?key|auth[_-]?token|token|"
-                           r"password|passwd|pwd)[\"']?\s*[=:]\s*[\"']?|\bBearer\s+)(?P<value>[^\s'\"\\,;)}\]]{4,})")
+# The value after a name that says it is one (`api_key=...`, `DB_PASS=...`, `"token": "..."`,
+# `Bearer ...`): the name alone or as the last part of a longer one.
+_NAMED_SECRET = re.compile(r"(?i)(?:(?<![A-Za-z0-9])(?:[A-Za-z0-9]+[_-])*(?:api[_-]?key|apikey|access[_-]?key|"
+                           r"secret(?:[_-]?key)?|private[_-]?key|auth[_-]?token|token|password|passwd|pass|pwd|"
+                           r"credentials?)[\"']?\s*[=:]\s*[\"']?|\bBearer\s+)"
+                           r"(?!(?:None|null|true|false|True|False)\b)(?P<value>[^\s'\"\\,;)}\]]{4,})")
 _URL_CREDENTIALS = re.compile(r"(?<=://)[^\s/@:'\"\\]+:[^\s/@'\"\\]+(?=@)")
 # Top-level domains a host name in a log ends with (not `.py`, `.pt`, `.so`, `.sh`: files).
 _TLDS = ("com|org|edu|gov|io|ai|co|cloud|internal|corp|intranet|lan|localdomain|cluster|svc|"
          "us|uk|de|fr|jp|cn|ca|au|nl|eu|ch|se|kr|ru|in|br|sg|il|net|dev|app|local")
-_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+(?:" + _TLDS + r")\b")
+_EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]{2,24}\b")
+# A card's number, a US social security number (numbers stay, but for these shapes)
+_NUMBER_SECRET = re.compile(r"(?<![\w.-])(?:\d{4}[ -]){3}\d{4}(?![\w.-])|(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w.-])")
+# IPv6: with `::`, or eight groups
+_IPV6 = re.compile(r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){0,6}(?:[0-9A-Fa-f]{1,4})?"
+                   r"::(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{0,4})(?![\w:])")
 _IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
 # A host: labels joined by dots, ending in a top-level domain; of two labels only with one that
 # no Python attribute ends with (`self.net`, `threading.local` are not hosts).
@@ -238,6 +247,10 @@ class Redactor:
                 self.name(text, "attr")
         self._literals_of(line)
 
+    def literal(self, content: str) -> None:
+        """A string the user's code holds (a dict's key), as Python and JSON quote it."""
+        self._literal(repr(content), "str")
+
     def _literals_of(self, line: str) -> None:
         try:
             tokens = list(tokenize.generate_tokens(io.StringIO(line.strip() + "\n").readline))
@@ -322,11 +335,20 @@ class Redactor:
             line = _EMAIL.sub(lambda m: self.placeholder(m.group(), "email"), line)
         if mask & _DIGITS:
             line = _IPV4.sub(lambda m: self.placeholder(m.group(), "ip"), line)
+        if mask & _NUMBERS:
+            line = _NUMBER_SECRET.sub(lambda m: self.placeholder(m.group(), "secret"), line)
+        if mask & _COLONS:
+            line = _IPV6.sub(self._ipv6, line)
         if mask & _DOMAIN:
             line = _HOST.sub(self._host, line)
         if mask & _PY and self._suffixes:
             line = _SEGMENT_START.sub(self._shortened, line)
         return line
+
+    def _ipv6(self, m: re.Match) -> str:
+        address = m.group()
+        # (`::` alone, `a::b` are C++'s names; an address has a digit)
+        return self.placeholder(address, "ip") if any(c.isdigit() for c in address) else address
 
     def _host(self, m: re.Match) -> str:
         host = m.group()
@@ -389,7 +411,7 @@ def _whole(text: str, start: int, end: int) -> bool:
         not (before.isascii() and before.isalnum()) or (start > 1 and text[start - 2] == "\\" and before in "nrt"))
 
 
-_LIBRARY, _INDUCTOR, _URL, _KEY, _NAMED, _AT, _DIGITS, _DOMAIN, _PY = (1 << i for i in range(9))
+_LIBRARY, _INDUCTOR, _URL, _KEY, _NAMED, _AT, _DIGITS, _DOMAIN, _PY, _NUMBERS, _COLONS = (1 << i for i in range(11))
 
 
 def _cues() -> ahocorasick.Automaton:
@@ -400,7 +422,7 @@ def _cues() -> ahocorasick.Automaton:
     for start in ("sk-", "sk_", "pk-", "pk_", "rk-", "rk_", "ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_",
                   "glpat-", "hf_", "xox", "AKIA", "AIza", "eyJ", "-----BEGIN"):
         cues[start] = _KEY
-    for word in ("api", "key", "token", "passw", "pwd", "bearer", "secret"):
+    for word in ("api", "key", "token", "pass", "pwd", "bearer", "secret", "credential"):
         for spelling in (word, word.upper(), word.capitalize()):
             cues[spelling] = _NAMED
     for tld in _TLDS.split("|"):
@@ -408,6 +430,8 @@ def _cues() -> ahocorasick.Automaton:
     for a in range(10):
         for b in range(10):
             cues[f"{a}.{b}"] = _DIGITS  # (an IPv4 address)
+            cues[f"{a} {b}"] = cues[f"{a}-{b}"] = _NUMBERS  # (a card's number, an SSN)
+    cues["::"] = _COLONS  # (an IPv6 address)
     automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY, ahocorasick.KEY_STRING)
     for cue, mask in cues.items():
         automaton.add_word(cue, mask)
