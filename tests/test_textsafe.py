@@ -61,3 +61,30 @@ def test_json_escapes_a_hidden_character_beyond_the_basic_plane_as_a_pair():
     assert b"\\udb40\\udc41" in data and b"\\u00ad" in data and b"\\u009b" in data
     assert "é 数据".encode() in data  # (what shows stays as it is)
     assert json.loads(data)["x"] == text
+
+
+def test_markdown_mentions_no_one_and_strikes_nothing():
+    """Held-out round 4: `@torvalds` in a Why or Fix line pinged that user where the report was
+    pasted (GitHub); `~~x~~` struck text through."""
+    md = MarkdownIt("commonmark").enable("strikethrough")
+    html = md.render(prose("ask @torvalds about ~~x~~, mail a@b.com"))
+    assert "<code>@torvalds</code>" in html and "<s>" not in html and "~~x~~" in html
+    assert "a@b.com" in html  # (an address is no mention)
+
+
+def test_a_function_name_of_two_lines_is_one_line_in_the_report():
+    """Held-out round 4: a function's name can hold a newline (`co_name` is anything): the report
+    printed a forged line of its own from it."""
+    import io as _io
+
+    from rich.console import Console
+
+    from conftest import CORPUS, json_for
+    from tlview.report.text_report import render_report
+
+    doc = json_for(CORPUS / "recompiles" / "trace")
+    for compiled in doc["compiles"]:
+        compiled["function"] = "f\n  [9/9]  ok   all clean, nothing to see"
+    out = _io.StringIO()
+    render_report(doc, Console(file=out, width=160, color_system=None))
+    assert "\n  [9/9]" not in out.getvalue() and "f\\x0a  [9/9]" in out.getvalue()

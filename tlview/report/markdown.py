@@ -139,11 +139,15 @@ def cell(text) -> str:
 
 # (a run of underscores inside a word makes no emphasis: `python_value` stays greppable; one at a
 # word's edge can, `__init__`, and is escaped)
-_MARKDOWN_OWN = re.compile(r"[\\`*\[\]<>#|&]|_+")
+# `@name` pings that user where the report is pasted (GitHub): it goes in a code span, which
+# mentions no one; `~` makes strike-through.
+_MARKDOWN_OWN = re.compile(r"(?<![\w`])@[\w-]+|[\\`*\[\]<>#|&~]|_+")
 
 
 def _escaped(m: re.Match) -> str:
     found, text = m.group(), m.string
+    if found[0] == "@":
+        return f"`{found}`"
     if found[0] == "_" and m.start() > 0 and m.end() < len(text) and \
             text[m.start() - 1].isalnum() and text[m.end()].isalnum():
         return found

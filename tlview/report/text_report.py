@@ -102,9 +102,9 @@ def render_report(summary: dict, console: Console) -> None:
             for gb in e["graph_breaks"][:2]:
                 why.append("break: ", style="yellow")
                 why.append(one_line(gb["detail"] or gb["reason"], 120) + "\n")
-            where = Text(visible(e["function"] or ""), style="bold")
+            where = Text(visible_name(e["function"] or ""), style="bold")
             if e["location"]:
-                where.append("  " + visible(short_path(e["location"])), style="dim")
+                where.append("  " + visible_name(short_path(e["location"])), style="dim")
             table.add_row(Text(cid(e)), status_text(Status.of_word(e["status"])), where,
                           str(len(e["graph_breaks"])) if e["graph_breaks"] else "",
                           _rstripped(why))
@@ -114,7 +114,7 @@ def render_report(summary: dict, console: Console) -> None:
         console.print(Text("Graph breaks (distinct)", style="bold yellow"))
         for gb in summary["graph_break_summary"]:
             line = Text(f"  ×{gb['count']} ", style="yellow")
-            line.append(visible(gb["location"] or "?"), style="bold")
+            line.append(visible_name(gb["location"] or "?"), style="bold")
             line.append(f"  {one_line(gb['reason'], 100)}")
             if gb["detail"]:
                 line.append(f" {one_line(gb['detail'], 100)}", style="italic")
@@ -153,7 +153,7 @@ def render_report(summary: dict, console: Console) -> None:
             line = Text(f"  {counted(f['recompiles'], 'recompile')} ", style="cyan")
             if grouped:
                 line.append(f"({who(f)}) ", style="dim")
-            line.append(f"{visible(f['function'] or '?')} ({visible(short_path(f['location'] or '?'))})")
+            line.append(f"{visible_name(f['function'] or '?')} ({visible_name(short_path(f['location'] or '?'))})")
             line.append(f"  recompiles took {seconds(f['recompile_seconds'])} (all compiles of the frame "
                         f"{seconds(f['seconds'])}); {causes}", style="dim")
             console.print(line)
