@@ -111,6 +111,30 @@ def test_a_link_out_of_its_folder_is_not_read(tmp_path):
     assert read_user_file(str(project / "src" / "model.py")) == ("x = 1\n", "")
 
 
+def test_a_folder_link_on_the_way_out_of_the_source_root_is_not_read(tmp_path):
+    """`--source-root /home/user=NEW` where `NEW/job` links to `../outdir`: `--report` printed 54
+    lines of `outdir/train.py`, as only the file's own link was checked; a folder link that
+    stays below NEW, and NEW itself a link, are followed."""
+    from tlview.source.user_source import SourceFiles, parse_roots, read_user_file
+
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "train.py").write_text("hunter2 = 1\n")
+    new = tmp_path / "user2"
+    (new / "src" / "pkg").mkdir(parents=True)
+    (new / "src" / "pkg" / "model.py").write_text("x = 1\n")
+    (new / "job").symlink_to("../outdir")
+    (new / "lib").symlink_to("src")
+    (tmp_path / "alias").symlink_to("user2")
+    files = SourceFiles(parse_roots([f"/home/user={new}"]))
+    assert files.text("/home/user/job/train.py") is None
+    assert files.missing["/home/user/job/train.py"] == "a link out of the --source-root folder"
+    assert files.text("/home/user/lib/pkg/model.py") == "x = 1\n"
+    assert SourceFiles(parse_roots([f"/home/user={tmp_path / 'alias'}"])).text(
+        "/home/user/src/pkg/model.py") == "x = 1\n"
+    assert read_user_file(str(new / "job" / "train.py"), str(new)) == (
+        None, "a link out of the --source-root folder")
+
+
 def test_a_fifo_where_the_source_should_be_never_blocks_the_report(tmp_path):
     os.mkfifo(tmp_path / "zephyr_secret_model.py")
     done = subprocess.run([sys.executable, "-m", "tlview", "--report", "--source-root",
