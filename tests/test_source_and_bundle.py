@@ -255,3 +255,47 @@ def test_a_bundle_is_never_written_into_the_folder_read(tmp_path):
     assert code == 2 and not (run / "b.tar.gz").exists()
     code, _ = run_cli("--redact", str(run))
     assert code == 2
+
+
+# A headless tlview whose writer stalls half-way (it reads a stdin nobody writes to): mid-write
+# for as long as the test wants, whatever the machine's speed.
+_STALLED = """
+import sys
+import tlview.report.bundle, tlview.report.perfetto
+
+def stalled(index, out, *args, **kwargs):
+    out.write(b"half of it")
+    out.flush()
+    sys.stdin.buffer.read()
+
+tlview.report.bundle.write_bundle = tlview.report.perfetto.write_perfetto = stalled
+sys.argv[0] = "tlview"
+from tlview.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize("option, sig", [("--bundle", "SIGTERM"), ("--perfetto", "SIGHUP")])
+def test_a_headless_write_ended_by_sigterm_or_sighup_leaves_no_partial_file(tmp_path, option, sig):
+    """`kill` during `tlview --bundle OUT` left `.tlview-XXXX.partial` beside OUT (only Ctrl+C
+    removed it): SIGTERM and SIGHUP now end a headless run as Ctrl+C does, with 128 + the
+    signal's number, and nothing of OUT in its folder."""
+    import signal
+
+    from conftest import wait_until
+
+    out = tmp_path / "out"
+    out.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", _STALLED, option, str(out / "it.out"), str(RUN / "trace")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: any(p.name.endswith(".partial") and p.stat().st_size for p in out.iterdir()),
+                   60, "the .partial file written")
+        child.send_signal(getattr(signal, sig))
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 128 + getattr(signal, sig), err
+    assert list(out.iterdir()) == []
