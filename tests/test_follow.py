@@ -149,6 +149,53 @@ def test_run_job_writes_into_a_fresh_folder(tmp_path):
         shutil.rmtree(job.folder, ignore_errors=True)
 
 
+# A job that starts a daemon the usual way (fork, setsid, fork: out of the job's group and
+# session, its parent gone), which writes its pid and stays; the job itself stays or ends.
+_DAEMON_JOB = """
+import os, signal, sys
+if os.fork() == 0:
+    os.setsid()
+    if os.fork() == 0:
+        with open(sys.argv[1] + ".tmp", "w") as f:
+            f.write(str(os.getpid()))
+        os.rename(sys.argv[1] + ".tmp", sys.argv[1])
+        while True:
+            signal.pause()
+    os._exit(0)
+if sys.argv[2] == "stays":
+    while True:
+        signal.pause()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="a child subreaper is Linux's")
+@pytest.mark.parametrize("job_does", ["stays", "ends"])
+def test_a_setsid_daemon_of_the_job_ends_with_it(tmp_path, job_does):
+    """`--run` ended its job's process group (after `q`, or at the end): a daemon it started
+    with a double fork and `setsid` left that group, and lived on after tlview."""
+    from conftest import alive, wait_until
+    from tlview.source.job import Job
+
+    pid_file = tmp_path / "daemon.pid"
+    job = Job([sys.executable, "-c", _DAEMON_JOB, str(pid_file), job_does], "")
+    daemon = None
+    try:
+        wait_until(pid_file.exists, 60, "the daemon's pid")
+        daemon = int(pid_file.read_text())
+        if job_does == "ends":
+            assert job.process.wait(timeout=60) == 0
+        assert alive(daemon)
+        job.stop()
+        wait_until(lambda: not alive(daemon), 30, "the daemon to end with the job")
+    finally:
+        if daemon is not None and alive(daemon):
+            import os
+            import signal
+
+            os.kill(daemon, signal.SIGKILL)
+        shutil.rmtree(job.folder, ignore_errors=True)
+
+
 # ---- a folder or file that may not be read for a while --------------------------------------------
 
 def _lock_out(monkeypatch, locked: Path) -> None:

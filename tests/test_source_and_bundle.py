@@ -111,6 +111,30 @@ def test_a_link_out_of_its_folder_is_not_read(tmp_path):
     assert read_user_file(str(project / "src" / "model.py")) == ("x = 1\n", "")
 
 
+def test_a_folder_link_on_the_way_out_of_the_source_root_is_not_read(tmp_path):
+    """`--source-root /home/user=NEW` where `NEW/job` links to `../outdir`: `--report` printed 54
+    lines of `outdir/train.py`, as only the file's own link was checked; a folder link that
+    stays below NEW, and NEW itself a link, are followed."""
+    from tlview.source.user_source import SourceFiles, parse_roots, read_user_file
+
+    (tmp_path / "outdir").mkdir()
+    (tmp_path / "outdir" / "train.py").write_text("hunter2 = 1\n")
+    new = tmp_path / "user2"
+    (new / "src" / "pkg").mkdir(parents=True)
+    (new / "src" / "pkg" / "model.py").write_text("x = 1\n")
+    (new / "job").symlink_to("../outdir")
+    (new / "lib").symlink_to("src")
+    (tmp_path / "alias").symlink_to("user2")
+    files = SourceFiles(parse_roots([f"/home/user={new}"]))
+    assert files.text("/home/user/job/train.py") is None
+    assert files.missing["/home/user/job/train.py"] == "a link out of the --source-root folder"
+    assert files.text("/home/user/lib/pkg/model.py") == "x = 1\n"
+    assert SourceFiles(parse_roots([f"/home/user={tmp_path / 'alias'}"])).text(
+        "/home/user/src/pkg/model.py") == "x = 1\n"
+    assert read_user_file(str(new / "job" / "train.py"), str(new)) == (
+        None, "a link out of the --source-root folder")
+
+
 def test_a_fifo_where_the_source_should_be_never_blocks_the_report(tmp_path):
     os.mkfifo(tmp_path / "zephyr_secret_model.py")
     done = subprocess.run([sys.executable, "-m", "tlview", "--report", "--source-root",
@@ -231,3 +255,47 @@ def test_a_bundle_is_never_written_into_the_folder_read(tmp_path):
     assert code == 2 and not (run / "b.tar.gz").exists()
     code, _ = run_cli("--redact", str(run))
     assert code == 2
+
+
+# A headless tlview whose writer stalls half-way (it reads a stdin nobody writes to): mid-write
+# for as long as the test wants, whatever the machine's speed.
+_STALLED = """
+import sys
+import tlview.report.bundle, tlview.report.perfetto
+
+def stalled(index, out, *args, **kwargs):
+    out.write(b"half of it")
+    out.flush()
+    sys.stdin.buffer.read()
+
+tlview.report.bundle.write_bundle = tlview.report.perfetto.write_perfetto = stalled
+sys.argv[0] = "tlview"
+from tlview.cli import entry
+entry()
+"""
+
+
+@pytest.mark.parametrize("option, sig", [("--bundle", "SIGTERM"), ("--perfetto", "SIGHUP")])
+def test_a_headless_write_ended_by_sigterm_or_sighup_leaves_no_partial_file(tmp_path, option, sig):
+    """`kill` during `tlview --bundle OUT` left `.tlview-XXXX.partial` beside OUT (only Ctrl+C
+    removed it): SIGTERM and SIGHUP now end a headless run as Ctrl+C does, with 128 + the
+    signal's number, and nothing of OUT in its folder."""
+    import signal
+
+    from conftest import wait_until
+
+    out = tmp_path / "out"
+    out.mkdir()
+    child = subprocess.Popen([sys.executable, "-c", _STALLED, option, str(out / "it.out"), str(RUN / "trace")],
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        wait_until(lambda: any(p.name.endswith(".partial") and p.stat().st_size for p in out.iterdir()),
+                   60, "the .partial file written")
+        child.send_signal(getattr(signal, sig))
+        _, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert child.returncode == 128 + getattr(signal, sig), err
+    assert list(out.iterdir()) == []

@@ -19,6 +19,43 @@ EXIT_SIGNAL = 128  # + the signal's number: 130 Ctrl+C (SIGINT), 129 SIGHUP, 143
 _leave_at_once = False  # an index was built: entry() ends the process without tearing it down
 
 
+class EndedBySignal(BaseException):
+    """SIGTERM or SIGHUP in a headless run, raised in the main thread: what it was writing (the
+    `.partial` file of output_file.replaced_atomically) is removed on the way out, as for Ctrl+C,
+    and main() returns 128 + the signal's number."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_ending(signum: int, _frame) -> None:
+    raise EndedBySignal(signum)
+
+
+def _headless_signals(run):
+    """`run` (a headless command) with SIGTERM and SIGHUP raising EndedBySignal: their default
+    ended the process where it stood, and left the `.partial` file of a --bundle or --perfetto
+    in OUT's folder. A signal ignored (nohup) stays ignored; the explorer's own handling
+    (ui/early_signals.py) is not this."""
+
+    def with_signals(*args, **kwargs) -> int:
+        before = {}
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            try:
+                if signal.getsignal(sig) is signal.SIG_DFL:
+                    before[sig] = signal.signal(sig, _raise_ending)
+            except (ValueError, OSError):
+                pass  # not the main thread (a caller's): the defaults stay
+        try:
+            return run(*args, **kwargs)
+        finally:
+            for sig, handler in before.items():
+                signal.signal(sig, handler)
+
+    return with_signals
+
+
 def entry() -> None:
     """The `tlview` command and `python -m tlview`. After the explorer (the terminal given back),
     or a headless output, the process ends at once: Python's teardown freed a 20,000-rank index
@@ -54,6 +91,8 @@ def main(argv: list[str] | None = None) -> int:
         return _main(argv)
     except KeyboardInterrupt:
         return EXIT_SIGNAL + signal.SIGINT
+    except EndedBySignal as ended:
+        return EXIT_SIGNAL + ended.signum
     except Exception as exc:  # noqa: BLE001 - users get one line; TLVIEW_DEBUG=1 shows the traceback
         if os.environ.get("TLVIEW_DEBUG"):
             raise
@@ -140,6 +179,7 @@ def _main(argv: list[str] | None) -> int:
     return _tui(args, flt)
 
 
+@_headless_signals
 def _headless_stdin(args, flt, fail_on) -> int:
     """`cmd | tlview --report -`: what the pipe holds once it ends, in a private copy."""
     if problem := _stdin_closed():
@@ -176,6 +216,7 @@ def _fail(message: str) -> int:
 FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_frames")
 
 
+@_headless_signals
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
     from tlview.model.dask_index import ClusterError
     from tlview.model.filters import missing_rank
@@ -240,6 +281,7 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
     return EXIT_OK
 
 
+@_headless_signals
 def _bundle(args) -> int:
     """Write the bundle, never into what is read; say what went into it."""
     from tlview.model.indexing import open_index
@@ -290,6 +332,7 @@ def _keep(flt):
     return flt.matches if flt.active else None
 
 
+@_headless_signals
 def _headless_compare(args, flt, fail_on: list[str]) -> int:
     from tlview.diagnose.compare import compare
     from tlview.model.filters import missing_rank

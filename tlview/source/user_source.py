@@ -75,8 +75,8 @@ class SourceFiles:
             self._files[path] = found  # the newest
             return found
         found = None
-        for candidate in self._candidates(path):
-            text, why = read_user_file(candidate)
+        for candidate, within in self._candidates(path):
+            text, why = read_user_file(candidate, within)
             if text is not None:
                 found = (candidate, text.split("\n"))
                 break
@@ -88,16 +88,17 @@ class SourceFiles:
             del self._files[next(iter(self._files))]
         return found
 
-    def _candidates(self, path: str) -> list[str]:
-        """Where to read `path`: under NEW when a root's OLD holds it (the user said the files
-        are there), else where the logs say."""
-        remapped = [new + path[len(old):] for old, new in self.roots
+    def _candidates(self, path: str) -> list[tuple[str, str | None]]:
+        """Where to read `path`, and the folder it must stay in: under NEW when a root's OLD
+        holds it (the user said the files are there), else where the logs say."""
+        remapped = [(new + path[len(old):], new) for old, new in self.roots
                     if path == old or path.startswith(old.rstrip("/") + "/")]
-        return remapped or [path]
+        return remapped or [(path, None)]
 
 
-def read_user_file(path: str) -> tuple[str | None, str]:
-    """(the text, "") of a user's source file, or (None, why it is not read)."""
+def read_user_file(path: str, within: str | None = None) -> tuple[str | None, str]:
+    """(the text, "") of a user's source file, or (None, why it is not read). `within`: a
+    folder (a --source-root's NEW) the file, all links followed, must be inside."""
     if not path.endswith(".py"):
         return None, "not a .py file"
     if not os.path.isabs(path):
@@ -109,6 +110,10 @@ def read_user_file(path: str) -> tuple[str | None, str]:
     # user's source: its target is read only where it stays below that folder.
     if not real.startswith(os.path.realpath(os.path.dirname(path)).rstrip("/") + "/"):
         return None, "a link out of its folder"
+    # A link to a folder anywhere on the way (`NEW/job` -> `../outdir`) leads out of the tree
+    # the user named just as well: the file read is one below NEW's own real place.
+    if within is not None and not real.startswith(os.path.realpath(within).rstrip("/") + "/"):
+        return None, "a link out of the --source-root folder"
     try:
         st = os.stat(real)
     except OSError as exc:
