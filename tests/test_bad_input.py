@@ -66,6 +66,38 @@ def test_garbage_and_nul_bytes_between_records(tmp_path, original, monkeypatch):
     assert code == 0 and f"{path}:{bad[0][0]}: bad line" in report
 
 
+def test_a_trace_after_a_hole_of_nul_bytes_is_read(tmp_path, original, monkeypatch):
+    """A trace whose first MiB is a hole (NUL bytes: a file cut and written on, a crash before
+    the data reached the disk), then its records: alone it was "not a trace" (exit 2) as its
+    first 64 KiB showed no record, and next to another trace it was dropped without a word. Its
+    records are read, and the hole said; a hole written as NULs (not sparse) as well."""
+    data = REAL.read_bytes()
+    alone = tmp_path / "alone" / "dedicated_log_torch_trace_hole.log"
+    alone.parent.mkdir()
+    with open(alone, "wb") as f:
+        f.seek(1 << 20)  # (a real hole: nothing written there)
+        f.write(data)
+    doc = json_for(alone)
+    assert doc["totals"]["records"] == original["totals"]["records"] and _ids(doc) == _ids(original)
+    assert [p["message"] for p in doc["problems"] if "NUL" in p["message"]] == [
+        "1 MiB of NUL bytes where records belong (a hole: the file was cut short or written out of order)"]
+    both = tmp_path / "both"
+    both.mkdir()
+    _write(both, b"\0" * (1 << 20) + data, name="dedicated_log_torch_trace_rank_1_hole.log")
+    _write(both, data, name="dedicated_log_torch_trace_rank_0_ok.log")
+    doc = json_for(both)
+    assert len(doc["sources"]) == 2
+    assert doc["totals"]["records"] == 2 * original["totals"]["records"]
+    assert sorted({c["rank"] for c in doc["compiles"]}) == [0, 1]
+    # More NULs than are looked past: torch's own name still says it is a trace; another not.
+    from tlview.source import discover
+
+    monkeypatch.setattr(discover, "NUL_SCAN_MAX", 0)
+    other = _write(both, b"\0" * (1 << 20) + data, name="other.log")
+    assert discover.sniff_file(str(both / "dedicated_log_torch_trace_rank_1_hole.log"))[0] == discover.TRACE
+    assert discover.sniff_file(str(other))[0] is None
+
+
 def test_broken_json_metadata(tmp_path, original):
     records = _records(REAL.read_bytes())
     victim = next(i for i, r in enumerate(records) if b'"dynamo_start"' in r)

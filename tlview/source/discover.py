@@ -75,7 +75,41 @@ def sniff_file(path: str) -> tuple[str | None, bytes]:
             if kind is not None:
                 return kind, head
             head += f.read(SNIFF_BYTES - SNIFF_FIRST)
-        return sniff_bytes(head), head
+        kind = sniff_bytes(head)
+        if kind is None and len(head) == SNIFF_BYTES and not head.strip(b"\0"):
+            # A hole (a file cut and written on, a crash before the data reached the disk): its
+            # records come after it, and the reader reads them (damage.py says so).
+            after = _after_nuls(f.fileno(), len(head))
+            kind = sniff_bytes(after) if after else None
+            if kind is None and os.path.basename(path).startswith(TORCH_TRACE_PREFIX):
+                kind = TRACE  # (torch's own name: more NULs than looked past)
+        return kind, head
+
+
+TORCH_TRACE_PREFIX = "dedicated_log_torch_trace_"  # what torch names a TORCH_TRACE file
+NUL_SCAN_MAX = 64 << 20  # NUL bytes read past to the first line (a hole the disk knows is skipped)
+
+
+def _after_nuls(fd: int, start: int) -> bytes:
+    """SNIFF_BYTES from the first byte that is not NUL at or after `start`; b"" for none within
+    NUL_SCAN_MAX bytes read (a sparse file's hole is skipped without reading it)."""
+    pos, read = start, 0
+    while read < NUL_SCAN_MAX:
+        try:
+            pos = os.lseek(fd, pos, os.SEEK_DATA)
+        except OSError as exc:
+            if exc.errno == errno.ENXIO:
+                return b""  # only a hole to the end
+        except AttributeError:
+            pass  # (no SEEK_DATA here)
+        chunk = os.pread(fd, SNIFF_BYTES, pos)
+        if not chunk:
+            return b""
+        if rest := chunk.lstrip(b"\0"):
+            return rest + os.pread(fd, SNIFF_BYTES - len(rest), pos + len(chunk))
+        pos += len(chunk)
+        read += len(chunk)
+    return b""
 
 
 def read_head(path: str) -> bytes:
