@@ -2,7 +2,7 @@
 (report/redact.py) that knows the user's names in every spelling torch writes, values shaped like
 secrets, and drops every word no code of PyTorch's or Python's uses.
 
-The run: fixtures/hostile/redact_round3, a torch 2.15 program in
+The run: fixtures/generated/redact_round3, a torch 2.15 program in
 /tmp/home/carol.danvers/acme-payroll-model/quokkacorp_lab with a helper in /quokkacorp_rules,
 that prints a key, a host and an e-mail address, with TORCH_LOGS=+dynamo (its bytecode trace shows
 the constants), its stderr and stdout in `quokkacorp_lab_stderr.txt`."""
@@ -25,7 +25,7 @@ from tlview.model.indexing import open_index
 from tlview.report import bundle as bundle_module
 from tlview.report.redact import Redactor, torch_words
 
-RUN = FIXTURES / "hostile" / "redact_round3"
+RUN = GENERATED / "redact_round3"
 SECRETS = ["sk-live-51H8xQzT3stK3yAbCdEfGhIj", "db01.acme-corp.internal", "carol.danvers@acme-payroll.com"]
 # Every spelling of the user's folders and files torch wrote: whole, dotted, hyphenated, and cut
 # short from the left in guard comments (`uokkacorp_rules/payroll_rules.py`).
@@ -223,7 +223,7 @@ class _Discard(io.RawIOBase):
 # ---- every fixture: the guarantee ---------------------------------------------------------------------
 
 def _runs() -> list[Path]:
-    runs = [RUN, *sorted(p for p in CORPUS.iterdir() if p.is_dir())]
+    runs = sorted(p for p in CORPUS.iterdir() if p.is_dir())
     runs += sorted(p for p in GENERATED.iterdir() if p.is_dir())
     runs += sorted(p for p in (FIXTURES / "gpu").iterdir() if p.is_dir())
     return runs
