@@ -313,3 +313,28 @@ def test_a_quoted_line_is_learned_once_however_often_the_logs_quote_it(monkeypat
     monkeypatch.setattr(Redactor, "code_line", lambda self, line: (lines.append(line), real(self, line)))
     _bundle(tmp_path, CORPUS / "recompiles")
     assert lines and len(lines) == len(set(lines))
+
+
+def test_a_line_longer_than_tlview_reads_is_not_learned_from(monkeypatch, tmp_path):
+    """Held-out round 4: a 108 MB envelope line (the index skips any over ENVELOPE_LINE_MAX) was
+    learned from anyway: 302 s and 1 GB (now 6.4 s, 174 MB). What follows it is still learned."""
+    monkeypatch.setattr(bundle_module, "ENVELOPE_LINE_MAX", 2000)
+    monkeypatch.setattr(bundle_module, "BLOCK", 512)
+    long_line = ('V1127 08:00:00.000000 1 torch/_dynamo/x.py:1] {"stack": "'
+                 + 'File "/tmp/zz/long.py", line 1, in skipped_frame_fn\\n' * 200 + '"}\n')
+    after = 'File "/tmp/zz/later.py", line 3, in learned_after_fn\n    learned_after_fn(x)\n'
+    (tmp_path / "log.txt").write_text(long_line + after)
+    source = _Text(tmp_path / "log.txt")
+    texts = "".join(bundle_module._texts_of(source))
+    assert "skipped_frame_fn" not in texts and "learned_after_fn" in texts
+
+
+class _Text:
+    """A log's bytes, as bundle._texts_of reads them (a trace file: lines kept as they are)."""
+
+    def __init__(self, path: Path) -> None:
+        self.data = path.read_bytes()
+        self.path = str(path)
+
+    def read_range(self, start: int, end: int) -> bytes:
+        return self.data[start:end]

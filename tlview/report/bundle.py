@@ -28,6 +28,7 @@ from tlview.model.verdict import Kind
 from tlview.report.markdown import markdown_report
 from tlview.report.redact import Redactor, message_words, torch_names, torch_words
 from tlview.report.summary import build_summary
+from tlview.source.damage import ENVELOPE_LINE_MAX
 from tlview.source.discover import RANK_IN_NAME
 from tlview.source.payload import PayloadDecoder
 from tlview.source.text_log import LINE_RE
@@ -259,12 +260,22 @@ def _texts_of(source):
     """A log's text, a block of whole lines at a time (payload lines without their TAB, text
     log lines without torch's prefix)."""
     size = os.path.getsize(source.path)
-    pos, step, rest = 0, BLOCK, b""
+    pos, step, rest, skipping = 0, BLOCK, b"", False
     while pos < size:
-        data = rest + source.read_range(pos, min(size, pos + step))
+        data = source.read_range(pos, min(size, pos + step))
         pos += step
+        if skipping:  # the rest of a line longer than tlview reads
+            newline = data.find(b"\n")
+            if newline < 0:
+                continue
+            data, skipping = data[newline + 1:], False
+        data = rest + data
         cut = data.rfind(b"\n") + 1 if pos < size else len(data)
         rest = data[cut:]
+        if len(rest) > ENVELOPE_LINE_MAX:
+            # A line the index skipped too (a 108 MB stack of 1.5 million frames): nothing of it
+            # is in the bundle, and learning from it took minutes and a GB.
+            rest, skipping = b"", True
         text = data[:cut].decode("utf-8", "replace")
         if isinstance(source, TraceFile):
             yield text.replace("\n\t", "\n")
