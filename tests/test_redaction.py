@@ -10,18 +10,15 @@ the constants), its stderr and stdout in `quokkacorp_lab_stderr.txt`."""
 from __future__ import annotations
 
 import ast
-import hashlib
-import io
 import re
 import shutil
+import sys
 import tarfile
-import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, FIXTURES, GENERATED, json_for, run_cli
+from conftest import CORPUS, FIXTURES, GENERATED, ROOT, json_for, run_cli
 
-from tlview.model.indexing import open_index
 from tlview.report import bundle as bundle_module
 from tlview.report.redact import Redactor, torch_words
 
@@ -180,44 +177,17 @@ def test_a_deeply_nested_envelope_is_left_out_and_said(tmp_path):
     assert "1 records were left out" in (bundle / "README.md").read_text()
 
 
-def _peak_bundling(folder: Path, payload_mb: int) -> int:
-    """Peak memory (tracemalloc) of --bundle --redact on one record with a payload this big."""
-    folder.mkdir()
-    line = "    buf0 = zorblax_quux(carol_danvers) + sk-live-51H8xQzT3stK3yAbCdEfGhIj\n"
-    payload = (line * ((payload_mb << 20) // len(line))).rstrip("\n")
-    md5 = hashlib.md5(payload.encode()).hexdigest()
-    (folder / "dedicated_log_torch_trace_big.log").write_text(
-        'V1127 08:00:00.000000 1 torch/_inductor/x.py:1] {"inductor_output_code": {"filename": "x.py"}, '
-        f'"frame_id": 0, "frame_compile_id": 0, "attempt": 0, "has_payload": "{md5}"}}\n'
-        + "".join("\t" + part + "\n" for part in payload.split("\n")))
-    del payload
-    index = open_index(str(folder), parallel_ok=False)
-    try:
-        tracemalloc.start()
-        bundle_module.write_bundle(index, _Discard(), redact=True)
-        _, peak = tracemalloc.get_traced_memory()
-        tracemalloc.stop()
-    finally:
-        index.close()
-    return peak
-
-
 @pytest.mark.slow
 def test_a_big_payload_is_redacted_in_bounded_memory(tmp_path, monkeypatch):
     """Memory follows the block read at a time, not the payload: 4x the payload, about the same
     peak (before: the whole payload decoded, redacted and joined, 5x its size)."""
+    sys.path.insert(0, str(ROOT / "bench"))
+    from redact import peak  # (bench/redact.py measures the same at 8 and 32 MB)
+
     monkeypatch.setattr(bundle_module, "BLOCK", 1 << 20)
-    small = _peak_bundling(tmp_path / "small", 3)
-    big = _peak_bundling(tmp_path / "big", 12)
+    small = peak(tmp_path / "small", 3)
+    big = peak(tmp_path / "big", 12)
     assert big < 1.5 * small, f"peak {small >> 20} MiB for a 3 MB payload, {big >> 20} MiB for 12 MB"
-
-
-class _Discard(io.RawIOBase):
-    def writable(self) -> bool:
-        return True
-
-    def write(self, data) -> int:
-        return len(data)
 
 
 # ---- every fixture: the guarantee ---------------------------------------------------------------------
