@@ -103,7 +103,8 @@ async def until(pilot, predicate, timeout: float = 15.0, what: str = "") -> None
 async def ready(app, pilot) -> None:
     """The logs are read, the tree shows them, every pane is mounted (after the logs' first read)
     and the panes' loaders are done."""
-    await until(pilot, lambda: app.facts.finished, what="indexing to finish")
+    # (a deadline, not a timing: 1,024 rank files beside a CPU hog took more than 15 s)
+    await until(pilot, lambda: app.facts.finished, timeout=90, what="indexing to finish")
     await until(pilot, lambda: app.detail.all_mounted, what="the panes mounted")
     await app.workers.wait_for_complete()
     await until(pilot, lambda: app.tree.entry is not None or not app.model.roots, what="a cursor")

@@ -16,6 +16,7 @@ from pathlib import Path
 from textual import on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
+from textual.css.query import NoMatches
 from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
@@ -250,13 +251,16 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
 
     def _next_slice(self) -> None:
         self._slice_due = False
-        if self._views_next and not self.keys_first():  # the views' turn, after a slice
-            self._views_next = False
-            self._update_views()
-            if self._backlog:
-                self._slice_later()
-        else:
-            self.refresh_views()
+        try:
+            if self._views_next and not self.keys_first():  # the views' turn, after a slice
+                self._views_next = False
+                self._update_views()
+                if self._backlog:
+                    self._slice_later()
+            else:
+                self.refresh_views()
+        except NoMatches:  # the app is ending: its screen went before this timer fired
+            pass
 
     def _set_facts(self, **changes) -> None:
         if self.live is not None and self.facts.live != "ended":
