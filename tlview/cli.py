@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
 import shutil
+import signal
 import sys
 
 from tlview.cli_args import build_parser, dask_misuse
 from tlview.model import gc_pauses
-from tlview.textsafe import escape_undecodable, json_bytes, visible
+from tlview.textsafe import escape_undecodable, json_chunks, visible
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # tlview's own error, or its output could not be written
@@ -93,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_SIGNAL + signal.SIGINT
     except EndedBySignal as ended:
         return EXIT_SIGNAL + ended.signum
-    except Exception as exc:  # noqa: BLE001 - users get one line; TLVIEW_DEBUG=1 shows the traceback
+    except Exception as exc:  # (users get one line; TLVIEW_DEBUG=1 shows the traceback)
         if os.environ.get("TLVIEW_DEBUG"):
             raise
         _say(f"tlview: internal error: {type(exc).__name__}: {exc} (TLVIEW_DEBUG=1 shows where; "
@@ -248,7 +248,8 @@ def _headless(args, flt, fail_on: list[str] = ()) -> int:
             code = _perfetto(args.perfetto, args.path, index, flt.rank)
             if code != EXIT_OK or not to_stdout:
                 return code
-        summary = build_summary(index, flt, SourceFiles(roots))
+        # (its compile entries made as they are written or folded, never all held: streamed)
+        summary = build_summary(index, flt, SourceFiles(roots), streamed=True)
 
         write = _writer(args, summary, "markdown_report", "text_report.render_report")
 
@@ -375,7 +376,9 @@ def _writer(args, doc: dict, markdown: str, report: str):
 
     def write() -> None:
         if args.json:
-            _write(json_bytes(doc) + b"\n")
+            for chunk in json_chunks(doc):
+                _write(chunk)
+            _write(b"\n")
         elif args.markdown:
             _write(render(markdown)(doc).encode("utf-8", "replace"))
         elif args.report:

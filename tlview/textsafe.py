@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
+from collections.abc import Iterator
 
 # C0 controls except TAB and newline, DEL, C1 controls, and every character that shows nothing: all
 # of Unicode's format characters (category Cf: bidi marks, embeddings, overrides and isolates, the
@@ -123,6 +124,53 @@ def json_bytes(summary: dict) -> bytes:
         # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
         data = dump(_without_surrogates(summary))
     return _NON_ASCII_UTF8.sub(_json_escape, data)
+
+
+def _streamed(value) -> bool:
+    return callable(value) or (hasattr(value, "__iter__") and not isinstance(value, (list, tuple, dict, str, bytes)))
+
+
+def json_chunks(summary: dict, limit: int = 1 << 20) -> Iterator[bytes]:
+    """json_bytes(summary) in pieces of about `limit` bytes, the same bytes: a top-level value that
+    is an iterable other than a list (the summary's compile entries, made as they are read) is
+    written an item at a time and never held whole; a function's value (what reading them found)
+    is asked for when its turn comes. 100,000 compile ids: 215 MB of JSON, never all in memory."""
+    later = [k for k, v in summary.items() if _streamed(v)]
+    if not later:
+        yield json_bytes(summary)
+        return
+    # A top-level key's line (a newline and two spaces before it) occurs nowhere inside a JSON
+    # string (no raw newline there): where the skeleton holds a placeholder, the value goes.
+    skeleton = json_bytes({k: (_PLACEHOLDER if k in later else v) for k, v in summary.items()})
+    pieces, rest = [], skeleton  # the skeleton around the values written in pieces
+    for key in later:
+        mark = b"\n  " + json_bytes(key) + b": "
+        before, rest = rest.split(mark + json_bytes(_PLACEHOLDER), 1)
+        pieces.append(before + mark)
+    pieces.append(rest)
+    buffer = bytearray(pieces[0])
+    for key, after in zip(later, pieces[1:]):
+        value = summary[key]
+        if callable(value):
+            buffer += _indented(json_bytes(value()), b"\n  ")
+        else:
+            count = 0
+            for item in value:
+                buffer += (b",\n    " if count else b"[\n    ") + _indented(json_bytes(item), b"\n    ")
+                count += 1
+                if len(buffer) >= limit:
+                    yield bytes(buffer)
+                    buffer.clear()
+            buffer += b"\n  ]" if count else b"[]"
+        buffer += after
+    yield bytes(buffer)
+
+
+_PLACEHOLDER = "tlview: written in pieces"
+
+
+def _indented(data: bytes, newline: bytes) -> bytes:
+    return data.replace(b"\n", newline)
 
 
 def _without_surrogates(value):

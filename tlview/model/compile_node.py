@@ -194,6 +194,10 @@ class Frame:
     group: Group
     key: tuple  # (compiled autograd id, frame id)
     compiles: list["Compile"] = field(default_factory=list)
+    # its compiles by key, and its newest attempt (the index keeps both as compiles come: a scan
+    # of `compiles` per compile was quadratic, minutes at 100,000 recompiles of one frame)
+    by_key: dict = field(default_factory=dict, repr=False)
+    newest: CompileNode | None = field(default=None, repr=False)
     function: str | None = None  # from TORCH_LOGS text, for compiles that do not say it themselves
     location: str | None = None
     named_by: int = 0  # how sure that name is: a better source replaces it
@@ -206,7 +210,8 @@ class Frame:
         return True
 
     def latest(self) -> CompileNode | None:
-        return max((n for c in list(self.compiles) for n in c.attempts), key=lambda n: n.seq, default=None)
+        """Its newest attempt (the highest seq: the index makes nodes in seq order)."""
+        return self.newest
 
 
 @dataclass(eq=False)

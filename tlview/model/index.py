@@ -299,7 +299,9 @@ class Index(IndexParts):
             if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
                 compile_.frame.compiles.append(compile_)
+                compile_.frame.by_key[cid.compile_key] = compile_
                 self.frames.setdefault((group, cid.frame_key), compile_.frame)
+            compile_.frame.newest = node  # (seq grows: the frame's newest attempt)
             self.nodes[key] = node
             self._groups[group] = None  # kept as nodes come: a live refresh asks for them
             self._touch(compile_)

@@ -12,20 +12,40 @@ import re
 from tlview.diagnose.caches import outcome_words
 from tlview.model.look import missing_sources_line, ref, short_path, totals_line
 from tlview.model.verdict import Kind
+from tlview.report.alike import Alike, Folding, Shown, problem_key, row_key
 from tlview.report.rank_fold import fold, named
+from tlview.report.summary import later, listed
 from tlview.textsafe import one_line, visible_data, visible_name
 
 _TICKS = re.compile(r"`+")
 
 
 def markdown_report(summary: dict) -> str:
-    summary = visible_data(summary)
-    totals = summary["totals"]
-    grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+    grouped = len(listed(summary["compiles"])) > 1
     summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
+    # Compile ids that say the same thing are one row, one section (alike.py), decided on the
+    # plain data as the entries are read, once (summary.CompileEntries: made as they are read).
+    rows, by_kind = Folding(row_key), {kind.key: Folding(problem_key) for kind in Kind}
+    for entry in summary["compiles"]:
+        rows.add(entry)
+        _add_problems(by_kind, entry)
+    for entry in summary["outside_compiles"]:
+        _add_problems(by_kind, entry)
+    rows = rows.found
+    # What is written of the compile ids is made visible as it is written, the rest whole.
+    shown = Shown()
+    summary = visible_data({k: v for k, v in summary.items() if k not in ("compiles", "outside_compiles")})
+    totals = summary["totals"]
 
     def cid(item: dict) -> str:
         return named(item) if grouped else ref(item["id"])
+
+    def cids(found: Alike, entry=lambda item: item) -> str:
+        """`` `[0/1]` ``, or for many alike `` `[0/1]` … `[0/99999]` ×99,999 ``."""
+        first = shown(entry(found.first))
+        if found.count == 1:
+            return code(cid(first))
+        return f"{code(ref(first['id']))} … {code(cid(shown(entry(found.last))))} ×{found.count:,}"
 
     out = ["# torch.compile report", ""]
     facts = [totals_line(totals)]
@@ -41,11 +61,12 @@ def markdown_report(summary: dict) -> str:
                 if source.get("files", 1) > 1 else "")
         out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} ({source['records']:,} records)")
     out.append("")
-    if summary["compiles"]:
+    if rows:
         out += ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]
-        for entry in summary["compiles"]:
+        for row in rows:
+            entry = shown(row.first)
             causes = ", ".join(dict.fromkeys(d["cause"] for d in entry["diagnosis"]))
-            out.append(f"| {code(cid(entry))} | " + " | ".join(cell(x) for x in (
+            out.append(f"| {cids(row)} | " + " | ".join(cell(x) for x in (
                 entry["status"], entry["function"] or "", short_path(entry["location"] or ""),
                 causes)) + " |")
         out.append("")
@@ -54,26 +75,37 @@ def markdown_report(summary: dict) -> str:
     if rest := [line for line in summary.get("divergence_summary", []) if line not in hang]:
         out += ["## Ranks diverge", ""] + [f"- {prose(line)}" for line in rest[:30]] + [""]
     for kind in Kind:
-        items = [(entry, p) for entry in summary["compiles"] + summary["outside_compiles"]
-                 for p in entry["verdict"] if p["kind"] == kind.key and p["primary"]]
+        items = by_kind[kind.key].found
         if not items:
             continue
         out += [f"## {kind.plural.capitalize()}", ""]
-        for entry, p in items:
-            name = code(cid(entry)) if "id" in entry else "export"
+        for found in items:
+            entry, p = shown(found.first[0]), visible_data(found.first[1])
+            name = cids(found, lambda pair: pair[0]) if "id" in entry else "export"
             out.append(f"### {name} {prose(p['function'] or '')} "
                        f"({prose(short_path(p['location'] or ''))})")
             out += [""]
             if p["exception"]:
                 out += [f"**Exception:** {code(p['exception'])}", ""]
-            out += [f"**Why:** {prose(p['why'])}", "", f"**Fix:** {prose(p['fix'])}", ""]
+            out += [f"**Why:** {prose(p['why'])}", ""]
+            if found.count > 1:  # compile ids that say the same but for their numbers
+                last = shown(found.last[0])
+                said = code(cid(last)) if "id" in last else "export"
+                out += [f"**And {found.count - 1:,} more alike**, the last {said}: {prose(found.last[1]['why'])}", ""]
+            out += [f"**Fix:** {prose(p['fix'])}", ""]
             if p.get("source"):
                 out += _source_block(p["source"])
             if kind is Kind.FAILURE and (p["fail_reason"] or p["message"]):
                 out += [fence(p["fail_reason"] or p["message"]), ""]
-    if said := missing_sources_line(summary.get("source_missing", [])):
+    if said := missing_sources_line(visible_data(later(summary.get("source_missing", [])))):
         out += [prose(said), ""]
     return "\n".join(out).rstrip() + "\n"
+
+
+def _add_problems(by_kind: dict, entry: dict) -> None:
+    for p in entry["verdict"]:
+        if p["primary"]:
+            by_kind[p["kind"]].add((entry, p))
 
 
 def _source_block(source: dict) -> list[str]:
@@ -125,8 +157,8 @@ def markdown_compare(comparison: dict) -> str:
                 str(p["count_before"]), str(p["count_after"]))) + " |")
         out.append("")
         for p in items:
-            out += [f"- **{prose(p['kind'])}** in {prose(p['function'])}: {prose(p['why'])}. "
-                    f"Fix: {prose(p['fix'])}"]
+            out += [(f"- **{prose(p['kind'])}** in {prose(p['function'])}: {prose(p['why'])}. "
+                     f"Fix: {prose(p['fix'])}")]
         out.append("")
     return "\n".join(out).rstrip() + "\n"
 

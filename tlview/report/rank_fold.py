@@ -7,6 +7,7 @@ files are one line. `--json` keeps every rank's data (and the groups).
 from __future__ import annotations
 
 from tlview.model.look import whose
+from tlview.report.summary import CompileEntries, listed
 
 
 def fold(summary: dict) -> dict:
@@ -14,26 +15,28 @@ def fold(summary: dict) -> dict:
     some ranks share a history: the files always, the compile ids when several ranks are listed
     (with `--rank`, that rank's own)."""
     groups = {g["rank"]: g for g in summary.get("rank_groups") or ()}
-    listed = {c["rank"] for c in summary["compiles"] if c["rank"] is not None}
     if all(g["count"] == 1 for g in groups.values()):
         return summary
-    if len(listed) < 2:  # one rank listed (`--rank`): only the files are folded
+    listed_ranks = {rank for rank, _ in listed(summary["compiles"]) if rank is not None}
+    if len(listed_ranks) < 2:  # one rank listed (`--rank`): only the files are folded
         return {**summary, "sources": _sources(summary["sources"], groups)}
     group_of = {s["rank"]: s["rank_group"] for s in summary["sources"] if s.get("rank_group") is not None}
 
-    def kept(items: list[dict]) -> list[dict]:
-        out = []
-        for item in items:
-            stands_for = group_of.get(item.get("rank"))
-            if stands_for is None:
-                out.append(item)  # no rank, or none of a group
-            elif stands_for == item["rank"]:
-                group = groups[stands_for]
-                said = {"ranks_said": group["said"]} if group["count"] > 1 else {}
-                out.append({**item, **said, "ranks_title": group["title"]})
-        return out
+    def kept_one(item: dict) -> dict | None:
+        stands_for = group_of.get(item.get("rank"))
+        if stands_for is None:
+            return item  # no rank, or none of a group
+        if stands_for == item["rank"]:
+            group = groups[stands_for]
+            said = {"ranks_said": group["said"]} if group["count"] > 1 else {}
+            return {**item, **said, "ranks_title": group["title"]}
+        return None
 
-    folded = {**summary, "compiles": kept(summary["compiles"]),
+    def kept(items: list[dict]) -> list[dict]:
+        return [found for item in items if (found := kept_one(item)) is not None]
+
+    compiles = summary["compiles"]  # (made as they are read: folded as they are read)
+    folded = {**summary, "compiles": compiles.map(kept_one) if isinstance(compiles, CompileEntries) else kept(compiles),
               "outside_compiles": kept(summary["outside_compiles"]),
               "graph_break_summary": kept(summary["graph_break_summary"]),
               "timeline": kept(summary["timeline"]), "sources": _sources(summary["sources"], groups)}

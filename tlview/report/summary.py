@@ -6,6 +6,7 @@ Filtering (`--filter`, `--rank`) happens here, once, for both outputs.
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import asdict
 
 from tlview.diagnose.caches import cache_summary
@@ -17,17 +18,21 @@ from tlview.diagnose.ranks import divergence
 from tlview.model.compile_node import CompileNode
 from tlview.model.filters import Filter
 from tlview.model.index import Index
+from tlview.model.places import user_function
 from tlview.model.rank_history import RankGroups, rank_groups
 from tlview.model.reasons import GraphBreak
 from tlview.model.totals import totals as index_totals
-from tlview.model.places import user_function
 from tlview.model.verdict import Kind, place_of
 from tlview.source.trace_file import TraceFile
 from tlview.source.user_source import SourceFiles
 
 
-def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles | None = None) -> dict:
-    """`sources`: the user's files, for the lines at each problem (none read without it)."""
+def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles | None = None,
+                  streamed: bool = False) -> dict:
+    """`sources`: the user's files, for the lines at each problem (none read without it).
+    `streamed`: the compile ids' entries are made as they are read (CompileEntries), for an output
+    that reads them once (--json writes each, --report folds them), and `source_missing` (what
+    making them found) is a function called after."""
     flt = flt or Filter()
     rank = flt.rank if flt.rank is not None else ...
     nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
@@ -43,7 +48,8 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "filter": flt.describe() or None,
         "totals": totals,
         "run_totals": asdict(index_totals(index, rank)) if flt.active else totals,
-        "compiles": [compile_entry(index, n, sources) for n in nodes],
+        "compiles": (CompileEntries(nodes, lambda n: compile_entry(index, n, sources)) if streamed
+                     else [compile_entry(index, n, sources) for n in nodes]),
         "outside_compiles": [outside_entry(n, sources) for n in index.outside.values()
                              if (n.outside_items() or n.compile.verdict.problems)
                              and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
@@ -55,10 +61,50 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "divergence_summary": describe_divergence(div),  # what can hang the job first
         "hang_summary": hang_lines(div),
         "problems": [_problem(p) for p in index.problems],
-        "source_missing": _missing(sources),
+        "source_missing": (lambda: _missing(sources)) if streamed else _missing(sources),
         "notes": list(index.notes),
         "unknown_record_kinds": dict(index.unknown_kinds),
     }
+
+
+class CompileEntries:
+    """The compile ids' entries, each made as it is read and not kept: 100,000 recompiles of one
+    frame held 410 MB of entries beside the index until --json was written. Each reading makes
+    them again (read once); `map` is a reading of each (None leaves one out)."""
+
+    def __init__(self, nodes: list[CompileNode], make, keep=None) -> None:
+        self._nodes, self._make, self._keep = nodes, make, keep
+
+    def __iter__(self) -> Iterator[dict]:
+        for node in self._nodes:
+            entry = self._make(node)
+            if self._keep is None or (entry := self._keep(entry)) is not None:
+                yield entry
+
+    def map(self, keep) -> CompileEntries:
+        before = self._keep
+
+        def both(entry: dict) -> dict | None:
+            entry = before(entry)
+            return None if entry is None else keep(entry)
+
+        return CompileEntries(self._nodes, self._make, keep if before is None else both)
+
+    def listed(self) -> set[tuple]:
+        """(rank, process) of each compile id, without making the entries (of all, before `map`)."""
+        return {(n.rank, n.group.pid) for n in self._nodes}
+
+
+def listed(compiles) -> set[tuple]:
+    """(rank, process) of the compile ids listed: a list's, or CompileEntries' without making them."""
+    if isinstance(compiles, CompileEntries):
+        return compiles.listed()
+    return {(c["rank"], c["process"]) for c in compiles}
+
+
+def later(value):
+    """A value of a streamed summary that is known only once its compile entries were read."""
+    return value() if callable(value) else value
 
 
 def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None = None) -> dict:

@@ -26,10 +26,51 @@ from tlview.model.look import (
 )
 from tlview.model.reasons import reason_summary
 from tlview.model.status import Status
+from tlview.report.alike import (
+    Folding,
+    Shown,
+    diagnosis_key,
+    failure_key,
+    row_key,
+    some_ids,
+)
 from tlview.report.cache_look import cache_lines
 from tlview.report.rank_fold import fold, named, source_said, who
+from tlview.report.summary import later, listed
 from tlview.report.timeline_look import total_said
 from tlview.textsafe import FIX_CHARS, one_line, visible, visible_data, visible_name
+
+TIMELINE_ROWS = 12  # the longest compiles listed
+
+
+def _why(e: dict) -> Text:
+    """The table's last column: the recompile's reason, the failure, the first breaks."""
+    why = Text()
+    for p in e["verdict"]:
+        if p["kind"] == "recompile":
+            why.append("recompile: ", style="cyan")
+            if not p["logged"]:
+                why.append("reason not logged\n")
+                continue
+            against = f"[{p['against']}] " if p["against"] else ""
+            why.append(against + one_line(reason_summary(p["message"]), 120))
+            if len(e["recompile_reasons"]) > 1:
+                why.append(f" (+{len(e['recompile_reasons']) - 1} older cache entries failed too)",
+                           style="dim")
+            why.append("\n")
+        elif p["kind"] == "failure":
+            why.append(f"{p['exception'] or 'failed'}: ", style="red")
+            why.append(one_line(e["fail_reason"] or p["why"], 120) + "\n")
+    for gb in e["graph_breaks"][:2]:
+        why.append("break: ", style="yellow")
+        why.append(one_line(gb["detail"] or gb["reason"], 120) + "\n")
+    return why
+
+
+def _add_failures(failures: Folding, entry: dict) -> None:
+    for p in entry["verdict"]:
+        if p["kind"] == "failure":
+            failures.add((entry, p))
 
 
 def _rstripped(text: Text) -> Text:
@@ -38,15 +79,37 @@ def _rstripped(text: Text) -> Text:
 
 
 def render_report(summary: dict, console: Console) -> None:
-    # Everything printed comes from the logs: escape codes in it are shown, never acted on.
-    summary = visible_data(summary)
-    totals = summary["totals"]
     # In a run of several ranks or processes, every compile id is named with its rank.
-    grouped = len({(c["rank"], c["process"]) for c in summary["compiles"]}) > 1
+    grouped = len(listed(summary["compiles"])) > 1
     summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
+    # Compile ids that say the same thing are one row, one line (alike.py), decided on the plain
+    # data as the entries are read, once (summary.CompileEntries: made as they are read).
+    rows, diagnosed, failures = Folding(row_key), Folding(diagnosis_key), Folding(failure_key)
+    for e in summary["compiles"]:
+        rows.add(e)
+        for d in e["diagnosis"]:
+            diagnosed.add((e, d))
+        _add_failures(failures, e)
+    for e in summary["outside_compiles"]:
+        _add_failures(failures, e)
+    rows, diagnosed, failures = rows.found, diagnosed.found, failures.found
+    # Everything printed comes from the logs: escape codes in it are shown, never acted on: what
+    # is printed of the compile ids is made visible as it is printed, the rest of the summary whole.
+    shown = Shown()
+    # (source_missing, of a streamed summary: known once the entries were read, made visible then)
+    summary = visible_data({**{k: v for k, v in summary.items() if k not in ("compiles", "outside_compiles")},
+                            "timeline": summary["timeline"][:TIMELINE_ROWS]})
+    totals = summary["totals"]
 
     def cid(item: dict, key: str = "id") -> str:
         return named(item, key) if grouped else ref(item[key])
+
+    def cids(first: dict, last: dict, count: int) -> str:
+        """`[0/1]`, or for many alike `[0/1] … [0/99999] ×99,999` (`[0/1] … [0/9] rank 1 ×9`:
+        those alike are of one rank)."""
+        if count == 1:
+            return cid(shown(first))
+        return f"{ref(shown(first)['id'])} … {cid(shown(last))} ×{count:,}"
 
     head = Text()
     head.append("tlview report", style="bold")
@@ -67,14 +130,14 @@ def render_report(summary: dict, console: Console) -> None:
             line.append(f"  rank {source['rank']}", style="dim")
         console.print(line)
 
-    if not summary["compiles"]:
+    if not rows:
         console.print(Text("No compile ids" + (" match the filter" if summary.get("filter") else
                                                " in these logs"), style="yellow"))
     by_rank: dict = {}
-    for entry in summary["compiles"]:
-        by_rank.setdefault(entry["rank"], []).append(entry)
+    for row in rows:
+        by_rank.setdefault(row.first["rank"], []).append(row)
     for rank, entries in by_rank.items():
-        title = entries[0].get("ranks_title") or (f"rank {rank}" if rank is not None else None)
+        title = shown(entries[0].first).get("ranks_title") or (f"rank {rank}" if rank is not None else None)
         table = Table(title=title, expand=False,
                       show_lines=False, title_justify="left", pad_edge=False)
         table.add_column("compile id", no_wrap=True)
@@ -82,30 +145,17 @@ def render_report(summary: dict, console: Console) -> None:
         table.add_column("function / location", overflow="fold")
         table.add_column("breaks", justify="right")
         table.add_column("why (recompile reason / failure / break)", overflow="fold")
-        for e in entries:
-            why = Text()
-            for p in e["verdict"]:
-                if p["kind"] == "recompile":
-                    why.append("recompile: ", style="cyan")
-                    if not p["logged"]:
-                        why.append("reason not logged\n")
-                        continue
-                    against = f"[{p['against']}] " if p["against"] else ""
-                    why.append(against + one_line(reason_summary(p["message"]), 120))
-                    if len(e["recompile_reasons"]) > 1:
-                        why.append(f" (+{len(e['recompile_reasons']) - 1} older cache entries failed too)",
-                                   style="dim")
-                    why.append("\n")
-                elif p["kind"] == "failure":
-                    why.append(f"{p['exception'] or 'failed'}: ", style="red")
-                    why.append(one_line(e["fail_reason"] or p["why"], 120) + "\n")
-            for gb in e["graph_breaks"][:2]:
-                why.append("break: ", style="yellow")
-                why.append(one_line(gb["detail"] or gb["reason"], 120) + "\n")
+        for row in entries:
+            e = shown(row.first)
+            why = _why(e)
+            if row.count > 1 and why.plain:  # how far the numbers went
+                last = shown(row.last)
+                why.append(f"… ×{row.count:,} alike, the last {cid(last)}: ", style="dim")
+                why.append_text(_why(last))
             where = Text(visible_name(e["function"] or ""), style="bold")
             if e["location"]:
                 where.append("  " + visible_name(short_path(e["location"])), style="dim")
-            table.add_row(Text(cid(e)), status_text(Status.of_word(e["status"])), where,
+            table.add_row(Text(cids(row.first, row.last, row.count)), status_text(Status.of_word(e["status"])), where,
                           str(len(e["graph_breaks"])) if e["graph_breaks"] else "",
                           _rstripped(why))
         console.print(table)
@@ -119,30 +169,30 @@ def render_report(summary: dict, console: Console) -> None:
             if gb["detail"]:
                 line.append(f" {one_line(gb['detail'], 100)}", style="italic")
             where = f" {who(gb)}" if grouped else ""
-            line.append(f"  [{', '.join(gb['compile_ids'])}]{where}", style="dim")
+            line.append(f"  [{some_ids(gb['compile_ids'])}]{where}", style="dim")
             console.print(line)
 
     # a frame run eagerly leads: none of it is compiled
-    diagnosed = sorted(((e, d) for e in summary["compiles"] for d in e["diagnosis"]),
-                       key=lambda pair: pair[1]["kind"] != "frame_skipped")
+    diagnosed.sort(key=lambda found: found.first[1]["kind"] != "frame_skipped")
     if diagnosed:
         console.print(Text("Why, and what to do", style="bold"))
-        seen = set()
-        for e, d in diagnosed:
-            key = (e["rank"], d["kind"], d["cause"], d["why"])
-            if key in seen:
-                continue
-            seen.add(key)
+        for found in diagnosed:
+            e, d = shown(found.first[0]), visible_data(found.first[1])
             line = Text(f"  {cid(e)} ", style="bold")
             line.append(f"{d['kind']} · {d['cause']}: ", style=CAUSE_STYLE.get(d["kind"], ""))
             line.append(one_line(d["why"], 160))
             console.print(line)
+            if found.count > 1:  # compile ids that say the same but for their numbers
+                last = shown(found.last[0])
+                more = Text(f"      and {found.count - 1:,} more alike, the last {cid(last)}: ", style="dim")
+                more.append(one_line(visible(found.last[1]["why"]), 160))
+                console.print(more)
             console.print(Text(f"      fix: {one_line(d['fix'], FIX_CHARS)}", style="dim"))
             if d.get("source"):
                 console.print(Text(f"      at {visible_name(d['source']['path'])}:{d['source']['line']}", style="dim"))
                 for text, marked in source_lines(d["source"]):
                     console.print(Text(f"      {text}", style="bold" if marked else "dim"))
-        if said := missing_sources_line(summary.get("source_missing", [])):
+        if said := missing_sources_line(visible_data(later(summary.get("source_missing", [])))):
             console.print(Text(f"  {said}", style="yellow"))
 
     run = summary["run_summary"]
@@ -160,14 +210,14 @@ def render_report(summary: dict, console: Console) -> None:
         for b in run["graph_breaks"][:10]:
             line = Text(f"  ×{b['count']} break ", style="yellow")
             if grouped:
-                line.append(f"[{', '.join(b['compile_ids'])}] {who(b)} ", style="dim")
+                line.append(f"[{some_ids(b['compile_ids'])}] {who(b)} ", style="dim")
             line.append(f"{b['cause']}: {one_line(b['why'], 100)}")
             line.append(f"  {seconds(b['seconds'])} in those compiles", style="dim")
             console.print(line)
     if summary["timeline"]:
         console.print(phase_legend("Compile time by compile id (longest first)  "))
         longest = summary["timeline"][0]["total"] or 1.0
-        for row in summary["timeline"][:12]:
+        for row in summary["timeline"][:TIMELINE_ROWS]:
             console.print(timeline_bar(row, longest, grouped))
     for line in cache_lines(summary.get("caches"), cid):
         console.print(line)
@@ -177,12 +227,12 @@ def render_report(summary: dict, console: Console) -> None:
         for line in rest[:30]:
             console.print(Text(f"  {line}"))
 
-    failures = [(e, p) for e in summary["compiles"] + summary["outside_compiles"]
-                for p in e["verdict"] if p["kind"] == "failure"]
     if failures:
         console.print(Text("Failures", style="bold red"))
-        for e, p in failures:
-            line = Text(f"  {cid(e) if 'id' in e else 'export'} ", style="red")
+        for found in failures:
+            e, p = shown(found.first[0]), visible_data(found.first[1])
+            said = cids(found.first[0], found.last[0], found.count) if "id" in e else "export"
+            line = Text(f"  {said} ", style="red")
             line.append(visible(p["exception"] or "error") + ": ")
             # the whole reason: its later lines often say what went wrong (a LoweringError)
             reason = (p["fail_reason"] or p["message"] or p["why"]).rstrip()
