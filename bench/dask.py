@@ -59,9 +59,9 @@ def best(repeat: int, path: Path, *args: str, env: dict | None = None) -> tuple[
 
 def per_file_costs(folder: Path) -> dict:
     """Seconds a file for each step, in this process (--json's steps: no fork, no cluster)."""
-    from tlview.model.dask_index import index_batch
-    from tlview.model.index import Index
-    from tlview.model.indexing import paused_gc
+    from tlview.index.dask_index import index_batch
+    from tlview.index.index import Index
+    from tlview.index.indexing import paused_gc
     from tlview.report.summary import build_summary
     from tlview.source.discover import find_logs
     from tlview.textsafe import json_bytes

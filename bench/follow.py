@@ -26,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import CORPUS  # noqa: E402
 
-from tlview.model.totals import totals as index_totals  # noqa: E402
+from tlview.domain.totals import totals as index_totals  # noqa: E402
 from tlview.ui.app import TlviewApp  # noqa: E402
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log"))

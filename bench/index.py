@@ -30,8 +30,8 @@ from synth import build_ranks, build_trace, prefix_at_record  # noqa: E402
 CHILD = r"""
 import json, resource, sys, time
 t0 = time.perf_counter()
-from tlview.model.indexing import open_index
-from tlview.model.totals import totals as index_totals
+from tlview.index.indexing import open_index
+from tlview.domain.totals import totals as index_totals
 t1 = time.perf_counter()
 index = open_index(sys.argv[1], verify_md5=False, parallel_ok=sys.argv[2] == "1")
 t2 = time.perf_counter()

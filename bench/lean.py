@@ -21,8 +21,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from synth import BENCH_DIR, CORPUS  # noqa: E402
 from ui import TimedApp  # noqa: E402
 
-from tlview.model.indexing import open_index  # noqa: E402
-from tlview.model.totals import totals as index_totals  # noqa: E402
+from tlview.index.indexing import open_index  # noqa: E402
+from tlview.domain.totals import totals as index_totals  # noqa: E402
 from tlview.ui.payload_view import PayloadView  # noqa: E402
 
 SOURCE = next((CORPUS / "recompiles" / "trace").glob("*.log"))

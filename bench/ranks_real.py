@@ -141,7 +141,7 @@ def md5_main(runs: int) -> None:
         best: dict[str, float] = {}
         for _ in range(runs):
             for name, cmd in (("md5sum", ["md5sum", str(path)]), ("json", tlview("--json", str(path))),
-                              ("start", [sys.executable, "-c", "import tlview.cli, tlview.model.indexing, "
+                              ("start", [sys.executable, "-c", "import tlview.cli, tlview.index.indexing, "
                                          "tlview.report.summary"])):
                 best[name] = min(best.get(name, 9e9), run(cmd, output=False)[0])
         print(f"  {path.stat().st_size / 1e6:6,.0f} MB: md5sum {best['md5sum']:5.2f} s, tlview --json (md5 "

@@ -20,7 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tlview.model.indexing import open_index  # noqa: E402
+from tlview.index.indexing import open_index  # noqa: E402
 from tlview.report.bundle import write_bundle  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

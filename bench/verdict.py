@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from synth import build_many_compile_ids  # noqa: E402
 
-from tlview.model.indexing import open_index  # noqa: E402
-from tlview.model.totals import totals  # noqa: E402
+from tlview.index.indexing import open_index  # noqa: E402
+from tlview.domain.totals import totals  # noqa: E402
 from tlview.report.summary import build_summary  # noqa: E402
 
 

@@ -11,15 +11,15 @@ from pathlib import Path
 
 import pytest
 
-from tlview.model.break_registry import FAMILIES, entry, family_of, gb_ids_in, registry
-from tlview.model.causes import break_cause, failure_cause, guarded, recompile_cause
-from tlview.model.reasons import (
+from tlview.domain.break_registry import FAMILIES, entry, family_of, gb_ids_in, registry
+from tlview.domain.causes import break_cause, failure_cause, guarded, recompile_cause
+from tlview.domain.reasons import (
     Failure,
     parse_graph_break,
     reason_with_id,
     user_place_in,
 )
-from tlview.model.status import Status
+from tlview.domain.status import Status
 
 UNSEEN = Path(__file__).resolve().parent.parent / "fixtures" / "unseen"
 GUARDS = {e["name"]: e for e in json.loads((UNSEEN / "guard_catalog" / "catalog.json").read_text())}

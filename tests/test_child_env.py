@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parent.parent
 STARTS_A_POOL = f"""
 import sys
 sys.path.insert(0, {str(ROOT)!r})
-from tlview.model import pool
+from tlview.index import pool
 if __name__ == "__main__":
     pool.start_forkserver()
     workers = pool.new_pool(1)

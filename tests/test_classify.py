@@ -11,11 +11,11 @@ import pytest
 
 from tlview.diagnose import classify
 from tlview.diagnose.classify import fix_for
-from tlview.model.break_registry import entry
-from tlview.model.causes import LoggingCall, guarded
-from tlview.model.reasons import Failure, GraphBreak
-from tlview.model.settings import NOT_RECORDED, CompileSettings
-from tlview.model.verdict import CompileProblem, Kind
+from tlview.domain.break_registry import entry
+from tlview.domain.causes import LoggingCall, guarded
+from tlview.domain.reasons import Failure, GraphBreak
+from tlview.domain.settings import NOT_RECORDED, CompileSettings
+from tlview.domain.verdict import CompileProblem, Kind
 
 NODE = SimpleNamespace(is_outside=False, compile=None, id="0/1")
 EXPORT = SimpleNamespace(is_outside=True, compile=None, id="-/-")

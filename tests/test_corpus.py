@@ -116,8 +116,8 @@ def test_the_index_keeps_metrics_without_their_config_strings_which_are_read_fro
     the record. The line is parsed whole, and only they are dropped."""
     import orjson
 
-    from tlview.model.indexing import open_index
-    from tlview.model.settings import settings_of
+    from tlview.index.indexing import open_index
+    from tlview.domain.settings import settings_of
     from tlview.source.trace_records import loads_metadata
 
     path = next((CORPUS / "model" / "trace").glob("*.log"))

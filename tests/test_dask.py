@@ -15,8 +15,8 @@ import pytest
 from distributed import LocalCluster
 
 from conftest import CORPUS, GENERATED, ROOT, run_cli
-from tlview.model import dask_index
-from tlview.model.index import Index
+from tlview.index import dask_index
+from tlview.index.index import Index
 from tlview.source.discover import find_logs
 
 

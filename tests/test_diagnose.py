@@ -9,7 +9,7 @@ import pytest
 from conftest import CORPUS, GENERATED, PEER, json_for
 from tlview.diagnose.diff import describe_change, recompile_diff
 from tlview.diagnose.ranks import divergence
-from tlview.model.indexing import open_index
+from tlview.index.indexing import open_index
 
 
 def _causes(doc, cid, kind, rank=None):
@@ -135,7 +135,7 @@ def test_the_run_pane_s_loops_let_its_thread_stop_every_step(monkeypatch):
     60-200 ms each, and a key pressed on another pane waited for them. Each asks `between()`
     every STEP items, and gives what it gives without; the timeline is built once."""
     from tlview.diagnose import caches, costs, stack_trie, stepping, timeline
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.ui import run_pane
 
     index = open_index(str(CORPUS / "recompiles"))

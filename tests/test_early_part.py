@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS
-from tlview.model import early_part, indexing
-from tlview.model.index import Index
-from tlview.model.indexing import Indexer, open_index, prepare_for
+from tlview.index import early_part, indexing
+from tlview.index.index import Index
+from tlview.index.indexing import Indexer, open_index, prepare_for
 from tlview.report.summary import build_summary
 from tlview.source.discover import find_logs, one_log_at
 

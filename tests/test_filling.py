@@ -44,10 +44,10 @@ async def test_a_backlog_shown_in_slices_ends_as_the_tree_built_at_once(tmp_path
     """One compile per slice and a progress report after each file: ranks arrive 3, 2, 1, 0 and
     each is inserted before the others. The tree ends in the model's order, the status line counts
     what --json counts, and it said "showing…" while the backlog was not shown yet."""
-    from tlview.model import indexing
-    from tlview.model.indexing import open_index
-    from tlview.model.totals import totals
-    from tlview.model.tree import TreeModel
+    from tlview.index import indexing
+    from tlview.index.indexing import open_index
+    from tlview.domain.totals import totals
+    from tlview.views.tree import TreeModel
     from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
     from tlview.ui.status_line import status_text
@@ -104,7 +104,7 @@ async def test_the_views_after_a_slice_come_in_a_callback_of_their_own(tmp_path,
     read then comes first. They still come, and end what --json says."""
     import sys
 
-    from tlview.model import indexing
+    from tlview.index import indexing
     from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
 
@@ -133,8 +133,8 @@ async def test_the_views_after_a_slice_come_in_a_callback_of_their_own(tmp_path,
 def test_many_small_files_tell_progress_as_they_are_read(tmp_path, monkeypatch):
     """20,000 small rank files were one round of reading, with one progress report at its end
     (the explorer showed nothing for 10 s): a report comes at least every PROGRESS_SECONDS."""
-    from tlview.model import indexing
-    from tlview.model.index import Index
+    from tlview.index import indexing
+    from tlview.index.index import Index
     from tlview.source.discover import find_logs
 
     monkeypatch.setattr(indexing, "PROGRESS_SECONDS", 0.0)
@@ -160,7 +160,7 @@ def test_rank_files_are_read_in_rank_order(tmp_path):
 def test_the_ui_takes_changes_while_the_indexing_thread_holds_the_lock():
     """A worker feeding many small files takes the index's lock again at once: taking the changes
     waited 100-700 ms for it."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     index = open_index(str(RANKS4))
     held, release = threading.Event(), threading.Event()
@@ -188,7 +188,7 @@ def test_a_record_outside_compile_ids_leaves_other_verdicts_judged():
     """Each record of no compile id changes the run's Export entry: a compile that cannot be
     torch.export's keeps its verdict (all 10,000 were judged again, at every such record); a
     compile id of an export is judged again, as its verdict is its export's."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     for folder, exports in ((RANKS4, False), (GENERATED / "export" / "trace", True)):
         index = open_index(str(folder))
@@ -205,9 +205,9 @@ def test_regrouping_by_rank_takes_what_is_shown_not_the_whole_index():
     """The second rank makes groups the top level. The tree regroups what it shows and the part
     that brought the rank, and the rest of the index follows in later parts: at 20,000 ranks the
     regrouping of all that was read held the first key 444 ms. The end is the tree built at once."""
-    from tlview.model.index import Index
-    from tlview.model.indexing import Indexer
-    from tlview.model.tree import TreeModel
+    from tlview.index.index import Index
+    from tlview.index.indexing import Indexer
+    from tlview.views.tree import TreeModel
     from tlview.source.discover import find_logs
 
     logs = find_logs(str(RANKS4))[0]
@@ -286,8 +286,8 @@ async def test_the_run_pane_builds_one_view_at_a_time_and_stops_when_left(monkey
 def test_a_deferring_indexer_reads_nothing_while_it_defers():
     """Keys first: while `defer()` holds (a key came a moment ago), the indexing thread sleeps
     between files and reads nothing; then it reads everything."""
-    from tlview.model.index import Index
-    from tlview.model.indexing import Indexer
+    from tlview.index.index import Index
+    from tlview.index.indexing import Indexer
     from tlview.source.discover import find_logs
 
     index = Index()
@@ -430,9 +430,9 @@ def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
     on 2 cores they took the cores from the UI process while 10,000 compile ids came in."""
     import os
 
-    from tlview.model import parallel, pool
-    from tlview.model.index import Index
-    from tlview.model.indexing import open_index
+    from tlview.index import parallel, pool
+    from tlview.index.index import Index
+    from tlview.index.indexing import open_index
     from tlview.source.discover import find_logs
 
     from conftest import CORPUS
@@ -504,7 +504,7 @@ async def test_the_run_pane_steps_back_while_a_key_comes_first(monkeypatch):
 def test_the_backlog_gives_each_compile_once_oldest_first(monkeypatch):
     """Compiles queued in any order, again while queued, and again after they were taken (a
     compile that changed once more) come out each once, oldest first, as one sort of them would."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.ui import backlog as backlog_module
     from tlview.ui.backlog import Backlog, arrival
 
@@ -525,10 +525,10 @@ def test_merging_and_judging_step_back_between_nodes(tmp_path, monkeypatch):
     its pause now and then, not only before each part: a key pressed in the explorer meanwhile
     comes first. The index it makes is the one-process index."""
     from conftest import CORPUS
-    from tlview.model import index as index_module
-    from tlview.model import parallel, parts
-    from tlview.model.index import Index
-    from tlview.model.indexing import open_index
+    from tlview.index import index as index_module
+    from tlview.index import parallel, merging as parts
+    from tlview.index.index import Index
+    from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
     from tlview.source.discover import find_logs
 
@@ -608,9 +608,9 @@ async def test_ranks_coming_in_order_keep_the_lines_laid_out_before(tmp_path, mo
     """Ranks read in rank order come in at the end of the tree: a layout takes the lines of the
     ranks laid out before as they were and lays out the rest. The lines, their numbers and what
     is drawn are a whole build's."""
-    from tlview.model import indexing
-    from tlview.model.indexing import open_index
-    from tlview.model.tree import TreeModel
+    from tlview.index import indexing
+    from tlview.index.indexing import open_index
+    from tlview.views.tree import TreeModel
     from tlview.ui import app as app_module
     from tlview.ui import frame_tree
     from tlview.ui.app import TlviewApp
@@ -654,7 +654,7 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
     before; and at the end of the filling, at once."""
     import time
 
-    from tlview.model.tree import TreeDelta
+    from tlview.views.tree import TreeDelta
     from tlview.ui import frame_tree, keys_first
     from tlview.ui.app import TlviewApp
 
@@ -714,7 +714,7 @@ async def test_the_status_line_and_tree_note_lay_the_screen_out_only_when_their_
     --json counts."""
     from textual.widgets import Static
 
-    from tlview.model import indexing
+    from tlview.index import indexing
     from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
     from tlview.ui.tree_note import TreeNote

@@ -12,10 +12,10 @@ import time
 import pytest
 
 from conftest import CORPUS
-from tlview.model.index import Index
-from tlview.model.indexing import open_index
-from tlview.model.totals import RunningTotals, totals
-from tlview.model.live import LiveIndex
+from tlview.index.index import Index
+from tlview.index.indexing import open_index
+from tlview.domain.totals import RunningTotals, totals
+from tlview.index.live import LiveIndex
 from tlview.report.summary import build_summary
 
 RANK0 = next((CORPUS / "distributed" / "trace").glob("*rank_0*.log"))

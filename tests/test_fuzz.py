@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS
-from tlview.model.index import Index
+from tlview.index.index import Index
 from tlview.report.summary import build_summary
 from tlview.source.discover import FoundLog
 

@@ -90,8 +90,8 @@ def test_the_fixes_that_were_verified():
 
 def test_x_goes_to_a_frame_run_eagerly():
     """`x` (next error) stops at a compile whose frame runs eagerly: its status is `✗ error`."""
-    from tlview.model.indexing import open_index
-    from tlview.model.tree import JUMPS
+    from tlview.index.indexing import open_index
+    from tlview.views.tree import JUMPS
 
     index = open_index(str(GPU / "loop_skip" / "trace"))
     try:

@@ -21,9 +21,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import CORPUS, alive, descendants, json_for, ready, run_cli, until, wait_until, without_paths
-from tlview.model import indexing, parallel
-from tlview.model.index import Index
-from tlview.model.indexing import open_index
+from tlview.index import indexing, parallel
+from tlview.index.index import Index
+from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary
 from tlview.source.discover import TRACE, FoundLog
 from tlview.source.payload import SHOWN_BYTES, PayloadDecoder
@@ -424,8 +424,8 @@ def test_ctrl_c_during_a_big_json_ends_it_and_its_child(big_trace):
 
 def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
     """`mv x.log x.log.1` and a new x.log: the new run is shown, the rotated one is over."""
-    from tlview.model.live import LiveIndex
-    from tlview.model.totals import totals
+    from tlview.index.live import LiveIndex
+    from tlview.domain.totals import totals
 
     first = REAL.read_bytes()
     second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
@@ -445,8 +445,8 @@ def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
 def test_following_a_folder_deleted_and_made_again(tmp_path):
     import shutil
 
-    from tlview.model.live import LiveIndex
-    from tlview.model.totals import totals
+    from tlview.index.live import LiveIndex
+    from tlview.domain.totals import totals
 
     folder = write(tmp_path / "run", REAL.read_bytes())
     live = LiveIndex(str(folder))
@@ -471,7 +471,7 @@ def test_a_trace_whose_first_line_is_damaged_is_still_found(tmp_path):
 def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
     import gzip
 
-    from tlview.model.live import LiveIndex
+    from tlview.index.live import LiveIndex
 
     folder = tmp_path / "gz"
     folder.mkdir()

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 
 from conftest import CORPUS, GENERATED, json_for, run_cli
-from tlview.model import indexing, parallel
-from tlview.model.index import Index
-from tlview.model.indexing import Indexer, open_index
+from tlview.index import indexing, parallel
+from tlview.index.index import Index
+from tlview.index.indexing import Indexer, open_index
 from tlview.report.perfetto import write_perfetto
 from tlview.report.summary import build_summary
 from tlview.source.discover import TRACE, FoundLog

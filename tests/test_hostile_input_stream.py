@@ -15,10 +15,10 @@ import time
 
 import pytest
 from conftest import CORPUS, json_for, run_cli, tlview_command, without_paths
-from tlview.model.look import counted
+from tlview.report.rich_text import counted
 
-from tlview.model.indexing import open_index
-from tlview.model.live import LiveIndex
+from tlview.index.indexing import open_index
+from tlview.index.live import LiveIndex
 from tlview.report.summary import build_summary
 from tlview.source import stdin_log
 from tlview.source.stdin_log import TextCheck
@@ -61,7 +61,7 @@ def same_as_original(converted: dict, original: dict) -> None:
 @pytest.mark.parametrize("parallel", [False, True])
 def test_a_cr_only_trace_reads_as_the_original(tmp_path, monkeypatch, parallel):
     if parallel:  # parts of the file indexed in other processes: still one note for the file
-        monkeypatch.setattr("tlview.model.indexing.PARALLEL_BYTES", 1 << 20)
+        monkeypatch.setattr("tlview.index.indexing.PARALLEL_BYTES", 1 << 20)
         monkeypatch.setenv("TLVIEW_PROCESSES", "3")
     folder = tmp_path / "cr"
     write(folder, TRACE.name, cr_only(TRACE.read_bytes()))

@@ -119,7 +119,7 @@ _HEADER = b"V1121 23:26:41.383000 17404 torch/_logging/structured.py:28] {"
 def test_an_envelope_inside_a_line_is_found_where_the_regular_expression_finds_it(pieces, start, cut):
     """The scanner's memchr-and-match for an envelope inside a line (a record glued on) finds what
     the regular expression's search finds, in any line of "V"s, brackets and headers."""
-    from tlview.source.damage import ENVELOPE_START, glued_envelope
+    from tlview.source.damaged_lines import ENVELOPE_START, glued_envelope
 
     data = b"".join(pieces)
     end = max(start, len(data) - cut)
@@ -221,7 +221,7 @@ def test_many_ranks_in_the_run_pane_are_runs_and_a_bounded_timeline(tmp_path):
     are, and the ranks as one run (it was 5,039 lines and 5.6 s to show at 1,000 ranks)."""
     from rich.console import Console
 
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.report.timeline_look import LANES_DRAWN
     from tlview.ui.run_pane import run_view
 
@@ -239,9 +239,9 @@ def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
     """600 rank files of 3 records (20,000 took 5 minutes, quadratic): the divergence reads each
     node a bounded number of times, and ordering and naming the ranks scans the files once."""
     from tlview.diagnose.ranks import divergence
-    from tlview.model.compile_node import CompileNode
-    from tlview.model.indexing import open_index
-    from tlview.model.tree import TreeModel
+    from tlview.domain.compile_node import CompileNode
+    from tlview.index.indexing import open_index
+    from tlview.views.tree import TreeModel
 
     ranks = 600
     index = open_index(str(_rank_files(tmp_path, ranks)))

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, alive, command_line, descendants, json_for, run_cli, tlview_command, wait_until
-from tlview.model.look import counted
+from tlview.report.rich_text import counted
 
 TRACE_DIR = CORPUS / "recompiles" / "trace"
 TRACE = next(TRACE_DIR.glob("*.log"))
@@ -312,7 +312,7 @@ def test_a_link_loop_or_a_broken_link_given_as_the_path(tmp_path, capsys):
 def _json_as_nobody(folder: Path) -> tuple[int, str]:
     """`tlview --json folder` in a forked child that dropped root (its modules imported before:
     `nobody` may not read the interpreter's folders)."""
-    import tlview.model.indexing  # noqa: F401
+    import tlview.index.indexing  # noqa: F401
     import tlview.report.summary  # noqa: F401
 
     read_fd, write_fd = os.pipe()

@@ -7,8 +7,8 @@ import random
 import pytest
 
 from conftest import CORPUS, without_paths
-from tlview.model.index import Index
-from tlview.model.indexing import open_index
+from tlview.index.index import Index
+from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary
 from tlview.source.discover import FoundLog
 

@@ -41,7 +41,7 @@ def test_no_verdict_or_summary_reads_the_frame_per_compile(tmp_path, monkeypatch
     """Which compile a recompile's guard failed against was found by a scan of the frame's
     compiles, copied, per recompile (56 s of 86 for --json at 20,000): read by key now. Every
     verdict, the summary and the report read the frame's compiles a few times, not once each."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
 
     count = 1500
@@ -104,7 +104,7 @@ def test_json_is_written_as_its_entries_are_made(tmp_path):
     """--json reads the compile entries once, as it writes them (never all in a list: 410 MB at
     100,000), and writes the same bytes as the whole document would be: every compile id, the
     files a problem's lines were not read from (known only once the entries were made)."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.report.summary import CompileEntries, build_summary
     from tlview.source.user_source import SourceFiles, parse_roots
     from tlview.textsafe import json_bytes, json_chunks

@@ -7,8 +7,8 @@ import re
 
 from conftest import CORPUS, GENERATED, PEER, press, ready, until
 from tlview.diagnose.diff import diff_lines, recompile_diff
-from tlview.model.dynamic import group_dynamic
-from tlview.model.indexing import open_index
+from tlview.views.dynamic import group_dynamic
+from tlview.index.indexing import open_index
 from tlview.source.discover import NoLogsError
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree

@@ -10,8 +10,8 @@ import time
 import pytest
 
 from conftest import CORPUS, GENERATED
-from tlview.model import indexing, parallel
-from tlview.model.indexing import open_index
+from tlview.index import indexing, parallel
+from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary
 
 
@@ -108,8 +108,8 @@ def test_a_failing_files_child_leaves_its_files_to_this_process(tmp_path, monkey
 _FORKSERVER_CHECK = """
 import multiprocessing, sys
 from multiprocessing import forkserver
-from tlview.model import parallel
-from tlview.model.indexing import prepare_for
+from tlview.index import parallel
+from tlview.index.indexing import prepare_for
 from tlview.source.discover import FoundLog
 
 prepare_for(FoundLog(sys.argv[1], "trace", None))
@@ -120,7 +120,7 @@ if server._forkserver_pid is not None:
     # a process forked from it, running nothing of tlview's: is the index's code there already?
     context = multiprocessing.get_context("forkserver")
     found = context.SimpleQueue()
-    child = context.Process(target=exec, args=("import sys; found.put('tlview.model.index' in sys.modules)",
+    child = context.Process(target=exec, args=("import sys; found.put('tlview.index.index' in sys.modules)",
                                                {"found": found}))
     child.start()
     print(found.get())
@@ -152,7 +152,7 @@ def test_parts_asked_for_before_the_explorer_are_the_ones_it_indexes(tmp_path, m
     """A big trace's parts are asked of the pool while the explorer starts (parallel.start_early):
     the explorer's indexing takes those parts, asks for none again, and gets the index one
     process makes. Parts asked for otherwise (another md5 check) are stopped and asked anew."""
-    from tlview.model.index import Index
+    from tlview.index.index import Index
     from tlview.source.discover import find_logs
 
     path = _big_trace(tmp_path)
@@ -206,7 +206,7 @@ def test_the_pool_s_parts_come_as_bytes_unpickled_where_keys_let_it(tmp_path, mo
     in pieces of PACKED_NODES, each after a `defer()` (a whole part held the GIL 11-18 ms)."""
     import pickle
 
-    from tlview.model.index import Index
+    from tlview.index.index import Index
     from tlview.source.discover import find_logs
 
     path = _big_trace(tmp_path)
@@ -260,7 +260,7 @@ def test_an_export_failure_in_a_later_range_is_the_export_s_as_in_one_process(tm
 def test_a_packed_part_unpacks_piece_by_piece_to_the_part(tmp_path, monkeypatch):
     """A part's compile ids are pickled in pieces of PACKED_NODES: unpacked with a `defer()`
     before each, they are the part's, in order, and the part merges as it would whole."""
-    from tlview.model.index import Index
+    from tlview.index.index import Index
     from tlview.source.discover import find_logs
 
     monkeypatch.setattr(parallel, "PACKED_NODES", 2)
@@ -385,7 +385,7 @@ def test_rank_files_bigger_than_a_chunk_list_their_compile_ids_in_one_order_howe
 
 
 def test_a_record_kind_unpickles_as_the_registry_s_own():
-    from tlview.model.registry import KINDS
+    from tlview.index.registry import KINDS
 
     for kind in [*KINDS.kinds, KINDS.unknown, KINDS.unknown_artifact, KINDS.cache, KINDS.text_log]:
         assert pickle.loads(pickle.dumps(kind, protocol=pickle.HIGHEST_PROTOCOL)) is kind
@@ -396,7 +396,7 @@ def test_a_record_kind_unpickles_in_a_process_that_imported_nothing_of_tlview():
     import subprocess
     import sys
 
-    from tlview.model.registry import KINDS
+    from tlview.index.registry import KINDS
 
     kind = KINDS.named("dynamo_output_graph")
     unpickle = "import pickle, sys; print(pickle.loads(sys.stdin.buffer.read()).label)"
@@ -411,7 +411,7 @@ def test_a_failure_here_while_children_read_leaves_no_child_behind(tmp_path, mon
     import os
 
     from conftest import descendants
-    from tlview.model.index import Index
+    from tlview.index.index import Index
 
     ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))
     _ranks_folder(tmp_path, [p.read_bytes() for p in ranks] * 4)
@@ -460,7 +460,7 @@ def test_streams_replaced_while_a_pool_starts_are_left_as_they_are(monkeypatch):
     import io
     import sys
 
-    from tlview.model.pool import stdio_with_file_descriptors
+    from tlview.index.pool import stdio_with_file_descriptors
 
     captured, the_app_s = io.StringIO(), io.StringIO()  # no file descriptor: swapped
     monkeypatch.setattr(sys, "stdout", captured)

@@ -30,8 +30,8 @@ def test_a_lazy_pattern_answers_as_the_compiled_one_once_used():
 
 def test_the_causes_of_problems_are_compiled_only_when_a_problem_asks():
     """Importing what --json needs leaves the rules of causes and a job's death uncompiled."""
-    code = ("import tlview.cli, tlview.model.indexing, tlview.report.summary\n"
-            "from tlview.model import causes\n"
+    code = ("import tlview.cli, tlview.index.indexing, tlview.report.summary\n"
+            "from tlview.domain import causes\n"
             "from tlview.diagnose import job_death\n"
             "rules = [p for _, p, _ in causes._RECOMPILE_RULES + causes._BREAK_RULES]\n"
             "rules += [v for v in vars(job_death).values() if type(v).__name__ == 'LazyPattern']\n"

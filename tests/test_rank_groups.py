@@ -9,8 +9,8 @@ import re
 import pytest
 from conftest import GENERATED, SIZE, json_for, ready, run_cli, until
 
-from tlview.model.indexing import open_index
-from tlview.model.rank_history import rank_groups
+from tlview.index.indexing import open_index
+from tlview.domain.rank_history import rank_groups
 from tlview.ui.app import TlviewApp
 from tlview.ui.commands import tlview_commands
 
@@ -120,7 +120,7 @@ async def test_the_tree_and_the_switcher_show_groups(ranks_1024):
 def test_the_ranks_are_sorted_once_until_a_rank_comes(tmp_path):
     """The explorer asks for the ranks at each update of its views: sorting 20,000 each time took
     5-10 ms. They are the same tuple until a file brings a rank not seen."""
-    from tlview.model.index import Index
+    from tlview.index.index import Index
     from tlview.source.discover import find_logs
 
     logs = sorted((GENERATED / "multi_rank4" / "trace").glob("*.log"))
@@ -145,7 +145,7 @@ def test_payloads_alike_are_read_once_when_their_md5s_were_checked(ranks_1024, m
     reads them); unchecked ones
     (--no-verify) each time, as an edited payload with a stale md5 is then not told apart."""
     from tlview.diagnose.ranks import divergence
-    from tlview.model.artifacts import Artifact
+    from tlview.domain.artifacts import Artifact
 
     loads = []
     load = Artifact.load

@@ -6,9 +6,10 @@ from __future__ import annotations
 import re
 
 from conftest import CORPUS, GENERATED
-from tlview.model.indexing import open_index
-from tlview.model.kinds import Reads, Role
-from tlview.model.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
+from tlview.index.indexing import open_index
+from tlview.domain.role import Role
+from tlview.index.kinds import Reads
+from tlview.index.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 
 
 def test_silent_kinds_are_read_for_their_place_only():

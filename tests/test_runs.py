@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from conftest import CORPUS, GENERATED, json_for, run_cli
 
-from tlview.model.indexing import open_index
+from tlview.index.indexing import open_index
 
 EXPORT = GENERATED / "export"
 RERUN = GENERATED / "rerun"

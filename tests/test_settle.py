@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import gc
 
-import tlview.ui.settle as settle
+import tlview.ui.gc_freeze as settle
 from conftest import CORPUS, ready
 from tlview.cli import main
-from tlview.model import gc_pauses
+from tlview.index import gc_pauses
 from tlview.ui.app import TlviewApp
 
 

@@ -19,8 +19,8 @@ from rich.console import Console
 
 from conftest import CORPUS, GENERATED, SCENARIOS
 from tlview.diagnose.stack_trie import stack_trie, trie_as_dict
-from tlview.model.indexing import open_index
-from tlview.model.verdict import Kind
+from tlview.index.indexing import open_index
+from tlview.domain.verdict import Kind
 from tlview.report.stack_trie_look import trie_tree
 
 TLPARSE = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which("tlparse")

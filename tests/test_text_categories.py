@@ -43,9 +43,9 @@ def test_graph_breaks_alone_name_each_frame_from_its_traceback(tmp_path):
 
 
 def test_guards_text_gives_guard_counts_and_badges(tmp_path):
-    from tlview.model.indexing import open_index
-    from tlview.model.look import badges_of
-    from tlview.model.tree import TreeModel
+    from tlview.index.indexing import open_index
+    from tlview.report.rich_text import badges_of
+    from tlview.views.tree import TreeModel
 
     path = _only(tmp_path, "recompiles", "guards")
     doc = json_for(path)

@@ -155,7 +155,7 @@ def test_prints_and_warnings_inside_a_record_are_kept_apart(tmp_path):
     plain = without_paths(json_for(CORPUS / "recompiles" / "torch_logs.txt"))
     mixed = without_paths(json_for(path))
     assert mixed["compiles"] == plain["compiles"]
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     index = open_index(str(path))
     untagged = "\n".join(r.load_text() for r in index.untagged)

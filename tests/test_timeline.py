@@ -8,7 +8,7 @@ import re
 
 from conftest import CORPUS, GENERATED, SIZE, plain, press, ready, until
 from tlview.diagnose.timeline import compile_timeline
-from tlview.model.indexing import open_index
+from tlview.index.indexing import open_index
 from tlview.report.timeline_look import timeline_lines
 
 MULTI = GENERATED / "multi_rank4" / "trace"
@@ -203,7 +203,7 @@ def test_following_a_writer_reads_only_what_is_new(tmp_path):
     """A job still writing: the timeline grows with the file (a compile under way shows as begun,
     not ended), each event is read once, and the end equals the timeline read from scratch."""
     from tlview.diagnose.chromium_spans import file_spans
-    from tlview.model.live import LiveIndex
+    from tlview.index.live import LiveIndex
 
     records = RECORDS.split(rank_file(1).read_bytes())
     # cut inside rank 1's recompile 0/1: its `dynamo` span has begun, not ended

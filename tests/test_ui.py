@@ -9,7 +9,7 @@ import threading
 import pytest
 
 from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, until, visible_lines, tlview_status
-from tlview.model.filters import Filter
+from tlview.views.filters import Filter
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
@@ -219,7 +219,7 @@ async def test_text_replaced_while_highlighting_is_highlighted(monkeypatch):
 async def test_a_pane_loader_that_fails_is_shown_and_the_app_goes_on(monkeypatch, tab):
     """A pane's loader (a thread worker) that raises: a toast and the status line say which pane
     and what, the app goes on (keys, other panes), and a later load that works clears the line."""
-    from tlview.model import artifacts
+    from tlview.domain import artifacts
     from tlview.ui import dynamic_pane, run_pane
     from tlview.ui.guards_pane import GuardsPane
     from tlview.ui.status_line import status_text

@@ -9,7 +9,7 @@ import pytest
 from conftest import GENERATED, press, run_cli, type_in, until, visible_lines
 
 from tlview.diagnose.compare import Problem
-from tlview.model.tree import JUMPS
+from tlview.views.tree import JUMPS
 from tlview.ui.compare_app import CompareApp
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import Seen
@@ -222,7 +222,7 @@ async def test_the_head_takes_the_height_of_its_totals_line_as_it_comes():
     from textual.app import App
 
     from tlview.diagnose.compare import compare
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     comparison = compare(open_index(BEFORE), open_index(AFTER), BEFORE, AFTER)
 

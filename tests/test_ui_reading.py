@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 from contextlib import asynccontextmanager
 
-from tlview.model.filters import Filter
-from tlview.model.verdict import Kind
+from tlview.views.filters import Filter
+from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
 from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen

@@ -4,7 +4,7 @@ of the input (EOF on a pipe, a log nobody writes) closes the last record."""
 from __future__ import annotations
 
 from conftest import CORPUS, GENERATED, SIZE, json_for, plain, press, ready, tlview_command, until
-from tlview.model.look import seconds
+from tlview.report.rich_text import seconds
 from tlview.ui.app import TlviewApp
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.status_line import StatusLine
@@ -58,7 +58,7 @@ async def test_a_followed_text_log_closes_its_last_record_when_nobody_writes(tmp
     """The job's last record has no successor to end it: it stays open while the log may still
     grow, and is closed once nothing was written for IDLE_SECONDS. The test sets that time, so
     it never races the clock: an hour (the follower looks, and keeps it open), then none."""
-    from tlview.model import live
+    from tlview.index import live
 
     path = tmp_path / "torch_logs.txt"
     path.write_bytes(_up_to_last_break(CORPUS / "graph_breaks" / "torch_logs.txt"))

@@ -14,9 +14,9 @@ import pytest
 from rich.console import Console
 
 from conftest import CORPUS, GENERATED, PEER, SIZE, compile_entries, json_for, plain, press, ready, run_cli, type_in, until
-from tlview.model.look import counted
-from tlview.model.indexing import open_index
-from tlview.model.registry import KINDS
+from tlview.report.rich_text import counted
+from tlview.index.indexing import open_index
+from tlview.index.registry import KINDS
 from tlview.report.summary import build_summary
 from tlview.report.text_report import render_report
 from tlview.ui.app import TlviewApp
@@ -181,7 +181,7 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
             await until(pilot, lambda: "filter:" not in status.text)
 
 
-from tlview.model.verdict import Kind  # noqa: E402
+from tlview.domain.verdict import Kind  # noqa: E402
 
 _KIND = {k.key: k for k in Kind}
 
@@ -401,7 +401,7 @@ def test_a_compile_whose_guard_failed_later_is_known_without_a_scan(tmp_path):
     """TORCH_LOGS=recompiles alone: every compile but the frame's last had guards that failed
     later, so it compiled. The index keeps it as reasons come (a scan of the frame per compile
     took 57 s at 5,000 recompiles of one frame; 10.9 s now, linear)."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     lines = []
     for i in range(1, 4):

@@ -8,7 +8,7 @@ import signal
 import sys
 
 from tlview.cli_args import build_parser, dask_misuse
-from tlview.model import gc_pauses
+from tlview.index import gc_pauses
 from tlview.textsafe import escape_undecodable, json_chunks, visible
 
 EXIT_OK = 0
@@ -63,7 +63,7 @@ def entry() -> None:
     time), and joined a pane's loader still reading every rank (2.3 s more)."""
     code = main()
     if _leave_at_once:
-        from tlview.model.pool import stop_pools
+        from tlview.index.pool import stop_pools
 
         stop_pools()  # no exit handler will end them: an indexing pool still reading
         for stream in (sys.stdout, sys.stderr):
@@ -127,7 +127,7 @@ def _main(argv: list[str] | None) -> int:
     parser = build_parser()
     argv, command = split_command(sys.argv[1:] if argv is None else list(argv))
     args = parser.parse_args(argv)
-    from tlview.model.filters import Filter, FilterError
+    from tlview.views.filters import Filter, FilterError
 
     try:
         flt = Filter.parse(args.filter, rank=args.rank)
@@ -218,9 +218,9 @@ FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_f
 
 @_headless_signals
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
-    from tlview.model.dask_index import ClusterError
-    from tlview.model.filters import missing_rank
-    from tlview.model.indexing import open_index
+    from tlview.index.dask_index import ClusterError
+    from tlview.views.filters import missing_rank
+    from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
     from tlview.source.discover import NoLogsError
     from tlview.source.user_source import SourceFiles, parse_roots
@@ -285,7 +285,7 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
 @_headless_signals
 def _bundle(args) -> int:
     """Write the bundle, never into what is read; say what went into it."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
     from tlview.report.bundle import write_bundle
     from tlview.report.output_file import write_file
     from tlview.source.discover import NoLogsError
@@ -336,8 +336,8 @@ def _keep(flt):
 @_headless_signals
 def _headless_compare(args, flt, fail_on: list[str]) -> int:
     from tlview.diagnose.compare import compare
-    from tlview.model.filters import missing_rank
-    from tlview.model.indexing import open_index
+    from tlview.views.filters import missing_rank
+    from tlview.index.indexing import open_index
     from tlview.source.discover import NoLogsError
 
     what = "the JSON" if args.json else "the report"
@@ -448,7 +448,7 @@ def _write(data: bytes) -> None:
 
 
 def _tui(args, flt) -> int:
-    from tlview.model.filters import missing_rank
+    from tlview.views.filters import missing_rank
     from tlview.source.discover import NoLogsError, find_logs, one_log_at
 
     try:  # the rest is read by the explorer's worker, after its first screen
@@ -466,7 +466,7 @@ def _tui(args, flt) -> int:
         return _fail(str(exc))
     if problem := _stdin_closed():
         return _fail(problem)
-    from tlview.model.indexing import prepare_for
+    from tlview.index.indexing import prepare_for
     from tlview.ui import early_signals
 
     early_signals.catch()  # (before the pool starts: a signal from now on is the app's to act on)

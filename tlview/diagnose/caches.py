@@ -11,9 +11,9 @@ from __future__ import annotations
 import orjson
 
 from tlview.diagnose.stepping import stepping
-from tlview.model.artifacts import readable_name
-from tlview.model.kinds import Role
-from tlview.model.registry import CACHE_OUTCOMES, cache_outcome
+from tlview.domain.artifacts import readable_name
+from tlview.domain.role import Role
+from tlview.index.registry import CACHE_OUTCOMES, cache_outcome
 
 OUTCOMES = tuple(CACHE_OUTCOMES.values())  # hit, miss, bypass
 REASONS_KEPT = 10  # distinct bypass reasons listed

@@ -14,8 +14,8 @@ import weakref
 from dataclasses import dataclass, field
 from math import isfinite
 
-from tlview.model.compile_id import CompileId
-from tlview.model.group import Group
+from tlview.domain.compile_id import CompileId
+from tlview.domain.group import Group
 from tlview.source.record_stream import event_from_ends, parse_event, read_kind, read_records
 from tlview.source.trace_file import TraceFile
 

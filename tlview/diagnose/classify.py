@@ -17,11 +17,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tlview.model.causes import NOT_LOGGED, Guarded, LoggingCall, SkippedCall
-from tlview.model.places import split_place
-from tlview.model.reasons import is_library_path
-from tlview.model.settings import NOT_RECORDED, UNKNOWN, CompileSettings, settings_of
-from tlview.model.verdict import CompileProblem, Kind
+from tlview.domain.causes import NOT_LOGGED, Guarded, LoggingCall, SkippedCall
+from tlview.domain.places import split_place
+from tlview.domain.reasons import is_library_path
+from tlview.domain.settings import NOT_RECORDED, UNKNOWN, CompileSettings, settings_of
+from tlview.domain.verdict import CompileProblem, Kind
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 
 from tlview.diagnose.classify import fix_for
 from tlview.diagnose.costs import run_summary
-from tlview.model.places import resumed, split_place
-from tlview.model.totals import totals
-from tlview.model.verdict import CompileProblem, Kind
+from tlview.domain.places import resumed, split_place
+from tlview.domain.totals import totals
+from tlview.domain.verdict import CompileProblem, Kind
 
 KINDS = tuple(kind.key for kind in Kind)
 _NUMBER = re.compile(r"\d+")

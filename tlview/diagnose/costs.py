@@ -7,8 +7,8 @@ from collections import defaultdict
 from tlview.diagnose.classify import diagnose_node
 from tlview.diagnose.stepping import stepping
 from tlview.diagnose.timeline import line_span
-from tlview.model.verdict import Kind, place_of
-from tlview.model.index import Index
+from tlview.domain.verdict import Kind, place_of
+from tlview.index.index import Index
 
 
 def timeline(index: Index, rank=..., between=None) -> list[dict]:

@@ -11,9 +11,9 @@ import re
 import textwrap
 from dataclasses import dataclass, field
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.index import Index
-from tlview.model.reasons import Failure, RecompileReason
+from tlview.domain.compile_node import CompileNode
+from tlview.index.index import Index
+from tlview.domain.reasons import Failure, RecompileReason
 
 TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
 _GUARD_COMMENT = re.compile(r"\s+#.*$")

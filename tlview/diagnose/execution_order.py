@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from tlview.diagnose.rank_graphs import RankGraphs, compile_key
 from tlview.diagnose.rank_groups import group_by_key
-from tlview.model.rank_runs import joined_runs, rank_runs
+from tlview.domain.rank_runs import joined_runs, rank_runs
 
 
 SHOWN_RUNS = 200

@@ -13,7 +13,7 @@ import os
 import re
 from functools import lru_cache
 
-from tlview.model.index import Index
+from tlview.index.index import Index
 from tlview.patterns import lazy
 from tlview.source.tail import tail_lines
 from tlview.source.text_log import TextLog

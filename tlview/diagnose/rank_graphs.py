@@ -16,9 +16,9 @@ from typing import NamedTuple
 
 import orjson
 
-from tlview.model.compile_id import CompileId
-from tlview.model.index import Index
-from tlview.model.registry import cache_outcome
+from tlview.domain.compile_id import CompileId
+from tlview.index.index import Index
+from tlview.index.registry import cache_outcome
 
 SCHEDULE = "inductor_collective_schedule"
 RUNTIME_META = "inductor_runtime_and_tensor_meta"

@@ -16,11 +16,11 @@ from tlview.diagnose.hang import hang_lines, versus
 from tlview.diagnose.job_death import job_death
 from tlview.diagnose.rank_graphs import collect
 from tlview.diagnose.rank_groups import group_ranks
-from tlview.model.verdict import Kind
-from tlview.model.index import Index
-from tlview.model.kinds import Role
-from tlview.model.rank_runs import joined_runs, rank_runs
-from tlview.model.registry import cache_outcome
+from tlview.domain.verdict import Kind
+from tlview.index.index import Index
+from tlview.domain.role import Role
+from tlview.domain.rank_runs import joined_runs, rank_runs
+from tlview.index.registry import cache_outcome
 
 
 def divergence(index: Index) -> dict:

@@ -17,7 +17,7 @@ import math
 
 from tlview.diagnose.rank_graphs import RankGraphs, load_meta, meta_ops
 from tlview.diagnose.rank_groups import group_by_key
-from tlview.model.compile_id import CompileId
+from tlview.domain.compile_id import CompileId
 
 
 def graph_order(cid: str):

@@ -14,7 +14,7 @@ import weakref
 from dataclasses import dataclass, field
 
 from tlview.diagnose.stepping import stepping
-from tlview.model.compile_node import Compile
+from tlview.domain.compile_node import Compile
 
 # Dynamo's own frames that end some stacks (tlparse's maybe_remove_convert_frame_suffixes)
 _CONVERT_FRAME = "torch/_dynamo/convert_frame.py"

@@ -20,8 +20,8 @@ from typing import Iterable
 
 from tlview.diagnose.chromium_spans import Span, all_spans
 from tlview.diagnose.stepping import stepping
-from tlview.model.compile_node import Compile
-from tlview.model.group import Group
+from tlview.domain.compile_node import Compile
+from tlview.domain.group import Group
 
 WHAT = {"dynamo": "compile", "entire_backward_compile": "backward"}
 CLOCKS = {

@@ -22,13 +22,13 @@ from typing import IO, BinaryIO
 
 import orjson
 
-from tlview.model.index import Index
-from tlview.model.reasons import is_library_path
-from tlview.model.verdict import Kind
+from tlview.index.index import Index
+from tlview.domain.reasons import is_library_path
+from tlview.domain.verdict import Kind
 from tlview.report.markdown import markdown_report
 from tlview.report.redact import Redactor, message_words, torch_names, torch_words
 from tlview.report.summary import build_summary
-from tlview.source.damage import ENVELOPE_LINE_MAX
+from tlview.source.damaged_lines import ENVELOPE_LINE_MAX
 from tlview.source.discover import RANK_IN_NAME
 from tlview.source.payload import PayloadDecoder
 from tlview.source.text_log import LINE_RE
@@ -506,7 +506,7 @@ def _write_report(root: str, redactor: Redactor | None) -> None:
     """The markdown report of what the bundle holds, made from it: a redacted bundle's report
     names nothing the bundle does not (and passes the redactor again, but for the words layer:
     its words are tlview's)."""
-    from tlview.model.indexing import open_index
+    from tlview.index.indexing import open_index
 
     index = open_index(root, verify_md5=True, parallel_ok=False)
     try:

@@ -17,8 +17,8 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from tlview.model.compile_id import CompileId
-from tlview.model.group import Group
+from tlview.domain.compile_id import CompileId
+from tlview.domain.group import Group
 from tlview.report.perfetto_runtime import runtime_events
 from tlview.source.record_stream import parse_event, read_kind
 from tlview.source.trace_file import TraceFile

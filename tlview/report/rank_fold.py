@@ -6,7 +6,7 @@ files are one line. `--json` keeps every rank's data (and the groups).
 
 from __future__ import annotations
 
-from tlview.model.look import whose
+from tlview.report.rich_text import whose
 from tlview.report.summary import CompileEntries, listed
 
 

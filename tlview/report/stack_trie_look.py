@@ -16,7 +16,7 @@ from rich.text import Text
 from rich.tree import Tree
 
 from tlview.diagnose.stack_trie import TrieNode
-from tlview.model.look import counted, ranks_text, whose
+from tlview.report.rich_text import counted, ranks_text, whose
 from tlview.textsafe import visible
 
 _PACKAGES = ("/site-packages/", "/dist-packages/")

@@ -15,14 +15,14 @@ from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.hang import hang_lines
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
-from tlview.model.compile_node import CompileNode
-from tlview.model.filters import Filter
-from tlview.model.index import Index
-from tlview.model.places import user_function
-from tlview.model.rank_history import RankGroups, rank_groups
-from tlview.model.reasons import GraphBreak
-from tlview.model.totals import totals as index_totals
-from tlview.model.verdict import Kind, place_of
+from tlview.domain.compile_node import CompileNode
+from tlview.views.filters import Filter
+from tlview.index.index import Index
+from tlview.domain.places import user_function
+from tlview.domain.rank_history import RankGroups, rank_groups
+from tlview.domain.reasons import GraphBreak
+from tlview.domain.totals import totals as index_totals
+from tlview.domain.verdict import Kind, place_of
 from tlview.source.trace_file import TraceFile
 from tlview.source.user_source import SourceFiles
 

@@ -11,7 +11,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from tlview.model.look import (
+from tlview.report.rich_text import (
     CAUSE_STYLE,
     counted,
     missing_sources_line,
@@ -24,8 +24,8 @@ from tlview.model.look import (
     timeline_bar,
     totals_line,
 )
-from tlview.model.reasons import reason_summary
-from tlview.model.status import Status
+from tlview.domain.reasons import reason_summary
+from tlview.domain.status import Status
 from tlview.report.alike import (
     Folding,
     Shown,

@@ -30,7 +30,7 @@ import tempfile
 import threading
 from collections.abc import Callable
 
-from tlview.source.damage import ENVELOPE_LINE_MAX
+from tlview.source.damaged_lines import ENVELOPE_LINE_MAX
 from tlview.source.discover import (
     BOM,
     COMPRESSED,

@@ -20,7 +20,7 @@ from __future__ import annotations
 from array import array
 from typing import Protocol
 
-from tlview.source.damage import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
+from tlview.source.damaged_lines import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
 from tlview.source.payload import decode_file_region, whole_payload
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object

@@ -12,7 +12,7 @@ from functools import lru_cache
 
 import orjson
 
-from tlview.source.damage import ENVELOPE_START
+from tlview.source.damaged_lines import ENVELOPE_START
 from tlview.source.payload import LoadedPayload, decode_file_region, load_payload
 
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): not kept in the index.

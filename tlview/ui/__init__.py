@@ -1,1 +1,1 @@
-"""The Textual UI: renders the core's model (tlview.model); no parsing happens here."""
+"""The Textual UI: renders the core's model (tlview.index, tlview.domain, tlview.views); no parsing happens here."""

@@ -21,13 +21,13 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
-from tlview.model import gc_pauses
-from tlview.model.compile_node import Compile
-from tlview.model.filters import Filter, missing_rank
-from tlview.model.index import Index
-from tlview.model.live import LiveEvents, LiveIndex
-from tlview.model.totals import RunningTotals
-from tlview.model.tree import TreeEntry, TreeModel
+from tlview.index import gc_pauses
+from tlview.domain.compile_node import Compile
+from tlview.views.filters import Filter, missing_rank
+from tlview.index.index import Index
+from tlview.index.live import LiveEvents, LiveIndex
+from tlview.domain.totals import RunningTotals
+from tlview.views.tree import TreeEntry, TreeModel
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import one_line
 from tlview.ui import workers
@@ -49,7 +49,7 @@ from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
-from tlview.ui.settle import IDLE, FullCollections, Settler
+from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
 from tlview.ui.tree_note import TreeNote
 
 

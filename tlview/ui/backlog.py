@@ -11,7 +11,7 @@ from bisect import bisect_left, insort
 from operator import itemgetter
 from collections.abc import Iterable
 
-from tlview.model.compile_node import Compile
+from tlview.domain.compile_node import Compile
 
 FEW = 16  # compiles arriving out of order that are placed one by one (more: one sort)
 

@@ -6,9 +6,9 @@ from rich.console import Group
 from rich.text import Text
 from textual.containers import Vertical
 
-from tlview.model.look import source_block
-from tlview.model.tree import TreeEntry
-from tlview.model.verdict import Kind
+from tlview.report.rich_text import source_block
+from tlview.views.tree import TreeEntry
+from tlview.domain.verdict import Kind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 from tlview.ui.rendered_view import RenderedHere

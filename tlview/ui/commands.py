@@ -9,10 +9,10 @@ from textual.app import App, SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 
-from tlview.model.filters import CATEGORIES
-from tlview.model.look import ranks_text
-from tlview.model.rank_history import rank_groups
-from tlview.model.tree import JUMPS
+from tlview.views.filters import CATEGORIES
+from tlview.report.rich_text import ranks_text
+from tlview.domain.rank_history import rank_groups
+from tlview.views.tree import JUMPS
 from tlview.ui.detail import TABS
 
 

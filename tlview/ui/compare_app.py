@@ -17,11 +17,11 @@ from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import Comparison, Problem, compare
-from tlview.model import gc_pauses
-from tlview.model.filters import Filter, missing_rank
-from tlview.model.index import Index
-from tlview.model.indexing import open_index
-from tlview.model.tree import JUMPS, TreeModel
+from tlview.index import gc_pauses
+from tlview.views.filters import Filter, missing_rank
+from tlview.index.index import Index
+from tlview.index.indexing import open_index
+from tlview.views.tree import JUMPS, TreeModel
 from tlview.textsafe import one_line
 from tlview.ui.actions import PayloadActions
 from tlview.ui.commands import tlview_commands

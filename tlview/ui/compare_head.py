@@ -8,7 +8,7 @@ from textual.reactive import reactive
 from textual.widgets import Static
 
 from tlview.diagnose.compare import Comparison
-from tlview.model.look import distinct_paths
+from tlview.report.rich_text import distinct_paths
 from tlview.textsafe import visible_name
 
 FEWER, MORE = "bold green", "bold red"  # (bold: a change reads without colour too)

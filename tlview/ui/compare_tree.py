@@ -10,7 +10,7 @@ from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tlview.diagnose.compare import Comparison, Occurrence, Problem
-from tlview.model.look import short_path
+from tlview.report.rich_text import short_path
 from tlview.textsafe import one_line, visible_name
 from tlview.ui.keys import COMPARE_TREE_BINDINGS
 from tlview.ui.tree_keys import TreeKeys

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.widget import AwaitMount
 from textual.widgets import TabbedContent, TabPane, Tabs
 
-from tlview.model.look import missing_sources_line
+from tlview.report.rich_text import missing_sources_line
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, warm_up
 from tlview.ui.summary_pane import SummaryPane

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from tlview.diagnose.diff import diff_lines, recompile_diff, wrap_prose
-from tlview.model.look import source_lines
+from tlview.report.rich_text import source_lines
 from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 

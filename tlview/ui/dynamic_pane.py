@@ -8,7 +8,7 @@ from textual import on, work
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from tlview.model.dynamic import DynamicGroup, group_dynamic
+from tlview.views.dynamic import DynamicGroup, group_dynamic
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 

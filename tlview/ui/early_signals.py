@@ -15,7 +15,7 @@ import os
 import signal
 import threading
 
-from tlview.model.pool import stop_pools
+from tlview.index.pool import stop_pools
 
 ENDING_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT, signal.SIGQUIT)
 # Set once the app got an ending signal (launch._run): from then on nothing stops tlview or

@@ -9,7 +9,7 @@ from textual import on
 from textual.message import Message
 from textual.widgets import Input
 
-from tlview.model.filters import Filter, FilterError
+from tlview.views.filters import Filter, FilterError
 from tlview.ui.bar_input import BarInput
 
 

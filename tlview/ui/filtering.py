@@ -8,9 +8,9 @@ from functools import partial
 
 from rich.text import Text
 
-from tlview.model.filters import Filter
-from tlview.model.rank_history import RankGroups
-from tlview.model.tree import TreeModel
+from tlview.views.filters import Filter
+from tlview.domain.rank_history import RankGroups
+from tlview.views.tree import TreeModel
 from tlview.ui import workers
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.messages import PayloadMatches, while_shown

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from textual import events
 
-from tlview.model.tree import TreeModel
+from tlview.views.tree import TreeModel
 from tlview.textsafe import one_line
 from tlview.ui.keys import USER_MOVES
 from tlview.ui.messages import FollowState, IndexReplaced, JobEnded, while_shown

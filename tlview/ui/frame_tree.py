@@ -1,4 +1,4 @@
-"""The frame tree widget: renders tlview.model.tree's TreeModel with Textual's Tree.
+"""The frame tree widget: renders tlview.views.tree's TreeModel with Textual's Tree.
 
 It is built once per model and then changed by deltas (what the model added, changed, removed):
 a live update touches the nodes that changed, never the whole tree. Big trees stay fast: Textual's
@@ -21,8 +21,8 @@ from textual.widgets import Tree
 from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
-from tlview.model.look import elided, entry_text
-from tlview.model.tree import TreeDelta, TreeEntry, TreeModel
+from tlview.report.rich_text import elided, entry_text
+from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
 from tlview.ui.text_size import ScrollbarsOnChange
 from tlview.ui.tree_keys import TreeKeys

@@ -8,9 +8,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
 
-from tlview.model.artifacts import Artifact
-from tlview.model.kinds import Role
-from tlview.model.tree import TreeEntry
+from tlview.domain.artifacts import Artifact
+from tlview.domain.role import Role
+from tlview.views.tree import TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, first_block

@@ -3,7 +3,7 @@ added while tracing, with their user stacks."""
 
 from __future__ import annotations
 
-from tlview.model.kinds import Role
+from tlview.domain.role import Role
 from tlview.ui.pane import Selection
 from tlview.ui.text_pane import TextPane
 

@@ -11,7 +11,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
-from tlview.model.status import Status
+from tlview.domain.status import Status
 from tlview.ui.keys import HELP_SECTIONS
 
 KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",

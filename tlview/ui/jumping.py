@@ -4,7 +4,7 @@ whose guard failed, and the panes' own jumps. Mixed into the app."""
 
 from __future__ import annotations
 
-from tlview.model.tree import JUMPS, TreeEntry
+from tlview.views.tree import JUMPS, TreeEntry
 from tlview.textsafe import one_line
 from tlview.ui.messages import JumpToCompile
 

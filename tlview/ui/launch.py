@@ -21,8 +21,8 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
-from tlview.model.pool import stop_pools
-from tlview.model.filters import Filter
+from tlview.index.pool import stop_pools
+from tlview.views.filters import Filter
 from tlview.ui import early_signals
 from tlview.ui.app import TlviewApp
 

@@ -10,11 +10,11 @@ from textual.css.query import NoMatches
 from textual.message import Message
 from textual.worker import Worker, WorkerState
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.filters import Filter
-from tlview.model.index import Index
-from tlview.model.rank_history import RankGroups
-from tlview.model.tree import TreeModel
+from tlview.domain.compile_node import CompileNode
+from tlview.views.filters import Filter
+from tlview.index.index import Index
+from tlview.domain.rank_history import RankGroups
+from tlview.views.tree import TreeModel
 
 
 @dataclass

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from rich.console import Console
 
-from tlview.model.index import Index
-from tlview.model.tree import TreeEntry
+from tlview.index.index import Index
+from tlview.views.tree import TreeEntry
 from tlview.source.user_source import Excerpt, SourceFiles
 from tlview.ui.messages import ReportsWork
 

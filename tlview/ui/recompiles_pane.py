@@ -9,8 +9,8 @@ from textual.containers import Vertical
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.look import source_block
+from tlview.domain.compile_node import CompileNode
+from tlview.report.rich_text import source_block
 from tlview.textsafe import visible
 from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection

@@ -17,8 +17,8 @@ from tlview.diagnose.hang import hang_lines
 from tlview.diagnose.ranks import divergence, other_lines
 from tlview.diagnose.stack_trie import stack_trie
 from tlview.diagnose.timeline import compile_timeline
-from tlview.model.index import Index
-from tlview.model.look import phase_legend, ranks_text, ref, seconds, short_path, timeline_bar, whose
+from tlview.index.index import Index
+from tlview.report.rich_text import phase_legend, ranks_text, ref, seconds, short_path, timeline_bar, whose
 from tlview.report.stack_trie_look import OPENS, trie_tree
 from tlview.report.timeline_look import timeline_lines, total_said
 from tlview.textsafe import one_line, visible

@@ -8,7 +8,7 @@ from textual import on
 from textual.binding import Binding
 from textual.widgets import Input
 
-from tlview.model.kinds import Role
+from tlview.domain.role import Role
 from tlview.ui.bar_input import BarInput
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.view_search import SearchableLines, SearchAsked

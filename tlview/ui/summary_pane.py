@@ -8,12 +8,12 @@ from rich.text import Text
 from textual.containers import Vertical
 
 from tlview.diagnose.classify import diagnose_node
-from tlview.model.kinds import Role
-from tlview.model.look import CAUSE_STYLE, source_block, status_text
-from tlview.model.registry import cache_outcome
-from tlview.model.status import Status
-from tlview.model.tree import TreeEntry
-from tlview.model.verdict import Kind, place_of
+from tlview.domain.role import Role
+from tlview.report.rich_text import CAUSE_STYLE, source_block, status_text
+from tlview.index.registry import cache_outcome
+from tlview.domain.status import Status
+from tlview.views.tree import TreeEntry
+from tlview.domain.verdict import Kind, place_of
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text

@@ -5,8 +5,8 @@ from __future__ import annotations
 from rich.text import Text
 from textual.widgets import Static
 
-from tlview.model.filters import Filter, missing_rank
-from tlview.model.tree import TreeModel
+from tlview.views.filters import Filter, missing_rank
+from tlview.views.tree import TreeModel
 
 
 class TreeNote(Static):

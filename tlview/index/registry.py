@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import re
 
-from tlview.model import handlers as H
-from tlview.model.kinds import Reads, RecordKind, Registry, Role
+from tlview.index import handlers as H
+from tlview.domain.role import Role
+from tlview.index.kinds import Reads, RecordKind, Registry
 
 PLACE, METADATA, PAYLOAD = Reads.PLACE, Reads.METADATA, Reads.PAYLOAD
 # A leaf of the guard tree TORCH_LOGS=guards prints (`| | +- TENSOR_MATCH: ...`): guards are named

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.handlers import started_again
+from tlview.domain.compile_node import CompileNode
+from tlview.index.handlers import started_again
 
 
 PAUSE_EVERY = 128  # nodes merged (about 2 ms) between two calls of a merge's pause()

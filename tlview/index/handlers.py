@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 import orjson
 
-from tlview.model.artifacts import Artifact, DynamicEvent
-from tlview.model.fields import METRICS, STACK_FRAME, checked
-from tlview.model.group import Group
-from tlview.model.kinds import Record, Role
-from tlview.model.reasons import (
+from tlview.domain.artifacts import Artifact, DynamicEvent
+from tlview.index.field_types import METRICS, STACK_FRAME, checked
+from tlview.domain.group import Group
+from tlview.domain.role import Role
+from tlview.index.kinds import Record
+from tlview.domain.reasons import (
     RECOMPILE_LIMIT,
     Failure,
     compiled_frame_in,
@@ -29,7 +30,7 @@ from tlview.model.reasons import (
 from tlview.source.text_log import TORCH_EXCEPTIONS
 
 if TYPE_CHECKING:
-    from tlview.model.index import Index
+    from tlview.index.index import Index
 
 # One string object per artifact name: thousands of artifacts share a few dozen names.
 _NAMES: dict[str, str] = {}

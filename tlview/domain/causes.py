@@ -12,8 +12,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from tlview.model.break_registry import FAMILIES, RegistryEntry, entry, entry_in, gb_ids_in
-from tlview.model.reasons import GraphBreak, RecompileReason, is_library_path
+from tlview.domain.break_registry import FAMILIES, RegistryEntry, entry, entry_in, gb_ids_in
+from tlview.domain.reasons import GraphBreak, RecompileReason, is_library_path
 from tlview.patterns import LazyPattern, lazy
 
 

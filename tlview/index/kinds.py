@@ -14,39 +14,14 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from tlview.domain.role import Role
+
 if TYPE_CHECKING:
-    from tlview.model.compile_node import CompileNode
-    from tlview.model.index import Index
+    from tlview.domain.compile_node import CompileNode
+    from tlview.index.index import Index
     from tlview.source.text_log import TextLines
 
 
-class Role(Enum):
-    """What a record is to a person."""
-
-    START = "start"  # a compile begins: the user stack (dynamo_start)
-    GRAPH = "graph"  # an FX graph: Dynamo, AOT, Inductor
-    CODE = "code"  # generated code (inductor output code, dumped files)
-    GUARDS = "guards"
-    METRICS = "metrics"
-    DYNAMIC = "dynamic"  # dynamic-shape events: symbols, specializations, guards added
-    RECOMPILE = "recompile"  # why a compile recompiled
-    BREAK = "break"  # a graph break
-    FAILURE = "failure"  # an error inside a compile
-    CACHE = "cache"  # cache hit / miss / bypass
-    EXPORT = "export"  # torch.export records
-    PERF = "perf"  # performance hints
-    VERSION = "version"  # the torch version of the run
-    STRING = "string"  # string-table entries
-    SILENT = "silent"  # metadata only, counted (chromium_event, describe_*)
-    ARTIFACT = "artifact"  # any other payload worth a look
-    LOG = "log"  # TORCH_LOGS lines with no trace equivalent
-
-    @property
-    def in_graphs_pane(self) -> bool:
-        return self in _GRAPHS_PANE
-
-
-_GRAPHS_PANE = {Role.GRAPH, Role.CODE, Role.EXPORT, Role.CACHE, Role.ARTIFACT}
 _READ_FROM_DISK = {Role.GRAPH, Role.CODE, Role.GUARDS, Role.EXPORT, Role.ARTIFACT}
 
 

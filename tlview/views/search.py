@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import Callable, Iterator
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.index import Index
+from tlview.domain.compile_node import CompileNode
+from tlview.index.index import Index
 
 
 def search_payloads(index: Index, text: str, skip: Callable[[CompileNode], bool],

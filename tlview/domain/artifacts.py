@@ -10,12 +10,29 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import TYPE_CHECKING, Any
-from tlview.model.places import resumed
+from typing import TYPE_CHECKING, Any, Protocol
+
+from tlview.domain.places import resumed
+from tlview.domain.role import Role
 
 if TYPE_CHECKING:
-    from tlview.model.kinds import RecordKind
     from tlview.source.payload import LoadedPayload
+
+
+class ArtifactKind(Protocol):
+    """What an artifact needs of its record kind (index/kinds.RecordKind is one): declared here so
+    that the domain names no type of the index above it."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def role(self) -> Role: ...
+    @property
+    def label(self) -> str: ...
+    @property
+    def text_names(self) -> tuple[str, ...]: ...
+    @property
+    def language(self) -> str | None: ...
 
 
 def format_frame(filename: str, line, name) -> str:
@@ -94,7 +111,7 @@ class Artifact:
     """A record whose payload a pane can show (a graph, output code, guards, an artifact)."""
 
     name: str  # the record kind, the artifact's name, or the TORCH_LOGS artifact (`graph_code`)
-    kind: "RecordKind"
+    kind: ArtifactKind
     source: Any  # the TraceFile or TextLog that holds it
     rec: int  # record number in that source
     info: dict | None = None  # small metadata (e.g. the output code's file name)

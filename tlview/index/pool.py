@@ -20,7 +20,7 @@ POOLS: set = set()  # the pools indexing now
 
 # What the pool's processes need, imported once in the forkserver they fork from: each of them
 # imported it anew (0.25 s, two at once, on the way to their first part).
-_PRELOAD = ["tlview.model.parallel"]
+_PRELOAD = ["tlview.index.parallel"]
 
 
 def _context():

@@ -81,7 +81,7 @@ def family_of(gb_type: str, explanation: str, standard_hints: tuple[str, ...] | 
 @lru_cache(maxsize=1)
 def _raw() -> dict[str, dict]:
     """PyTorch's words for every id; read once, when a break first names one (120 KB: 2 ms)."""
-    return orjson.loads(resources.files("tlview.model").joinpath("graph_break_registry.json").read_bytes())
+    return orjson.loads(resources.files("tlview.domain").joinpath("graph_break_registry.json").read_bytes())
 
 
 def registry() -> dict[str, RegistryEntry]:

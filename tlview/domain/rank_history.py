@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass, field
 
-from tlview.model.rank_runs import joined_runs, rank_runs, ranks_text
+from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text
 
 Step = tuple[str, str, tuple[str, ...]]  # (compile id, status word, problem kinds)
 

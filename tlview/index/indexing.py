@@ -12,8 +12,8 @@ import os
 import time
 from typing import Callable
 
-from tlview.model import early_part, gc_pauses, parallel
-from tlview.model.index import Index
+from tlview.index import early_part, gc_pauses, parallel
+from tlview.index.index import Index
 from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
 
@@ -51,7 +51,7 @@ def open_index(path: str, latest: bool = False, verify_md5: bool = False,
     for log in found:
         index.add_log(log)
     if cluster is not None:
-        from tlview.model.dask_index import index_on_cluster
+        from tlview.index.dask_index import index_on_cluster
 
         with gc_pauses.paused():
             index_on_cluster(index, cluster)

@@ -11,11 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from tlview.model.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
-from tlview.model.compile_id import CompileId
-from tlview.model.group import Group
-from tlview.model.kinds import Role
-from tlview.model.reasons import (
+from tlview.domain.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
+from tlview.domain.compile_id import CompileId
+from tlview.domain.group import Group
+from tlview.domain.role import Role
+from tlview.domain.reasons import (
     Failure,
     GraphBreak,
     RecompileReason,
@@ -23,8 +23,8 @@ from tlview.model.reasons import (
     is_library_path,
     parse_recompile_reasons,
 )
-from tlview.model.status import Status
-from tlview.model.verdict import Verdict, judge, may_be_export
+from tlview.domain.status import Status
+from tlview.domain.verdict import Verdict, judge, may_be_export
 
 
 @dataclass(slots=True, eq=False)

@@ -16,7 +16,7 @@ from typing import Any
 
 import orjson
 
-from tlview.model.kinds import Role
+from tlview.domain.role import Role
 
 UNKNOWN = object()  # a setting the compile's record does not tell
 

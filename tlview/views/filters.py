@@ -9,9 +9,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Callable
 
-from tlview.model.compile_node import CompileNode
-from tlview.model.kinds import Role
-from tlview.model.verdict import Kind
+from tlview.domain.compile_node import CompileNode
+from tlview.domain.role import Role
+from tlview.domain.verdict import Kind
 
 
 class FilterError(ValueError):

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from rich.text import Text
 
-from tlview.model.compile_node import PHASES
-from tlview.model.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
-from tlview.model.status import Status
-from tlview.model.tree import TreeEntry
-from tlview.model.verdict import Kind
+from tlview.domain.compile_node import PHASES
+from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
+from tlview.domain.status import Status
+from tlview.views.tree import TreeEntry
+from tlview.domain.verdict import Kind
 from tlview.textsafe import visible
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.

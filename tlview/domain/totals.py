@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from operator import attrgetter
 
-from tlview.model.verdict import Kind
+from tlview.domain.verdict import Kind
 
 
 @dataclass

@@ -12,14 +12,14 @@ from bisect import bisect_right
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from tlview.model.compile_node import Compile, CompileNode
-from tlview.model.filters import Filter
-from tlview.model.group import Group
-from tlview.model.kinds import Role
-from tlview.model.places import resumed
-from tlview.model.rank_history import RankGroups
-from tlview.model.status import Status
-from tlview.model.verdict import Kind
+from tlview.domain.compile_node import Compile, CompileNode
+from tlview.views.filters import Filter
+from tlview.domain.group import Group
+from tlview.domain.role import Role
+from tlview.domain.places import resumed
+from tlview.domain.rank_history import RankGroups
+from tlview.domain.status import Status
+from tlview.domain.verdict import Kind
 
 
 @dataclass(eq=False)

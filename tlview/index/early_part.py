@@ -22,9 +22,9 @@ import threading
 from contextlib import suppress
 from typing import Callable, NamedTuple
 
-from tlview.model.index import Index
-from tlview.model.parallel import FIRST_RANGE, index_range_packed, next_envelope, unpacked
-from tlview.model.pool import set_up_indexing_child
+from tlview.index.index import Index
+from tlview.index.parallel import FIRST_RANGE, index_range_packed, next_envelope, unpacked
+from tlview.index.pool import set_up_indexing_child
 from tlview.source.trace_file import TraceFile
 
 EARLY_BYTES = FIRST_RANGE  # the range a pool leaves to this process (parallel.index_with_pool)

@@ -11,7 +11,7 @@ from typing import Any
 
 import orjson
 
-from tlview.model.compile_id import CID_IN_TEXT, REASON_CID_RE, CompileId
+from tlview.domain.compile_id import CID_IN_TEXT, REASON_CID_RE, CompileId
 
 
 @dataclass(slots=True)

@@ -13,8 +13,8 @@ import os
 import threading
 from typing import NamedTuple
 
-from tlview.model import gc_pauses, parallel
-from tlview.model.index import Index
+from tlview.index import gc_pauses, parallel
+from tlview.index.index import Index
 from tlview.source.trace_file import TraceFile
 
 CONNECT_SECONDS = 5.0  # to reach the scheduler; then a clear error, never a hang

@@ -12,7 +12,7 @@ import pickle
 import select
 import signal
 
-from tlview.model.pool import set_up_indexing_child
+from tlview.index.pool import set_up_indexing_child
 
 
 def shared_out(children: int, share, here, part) -> tuple[dict, bool]:

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from tlview.model.artifacts import DynamicEvent
-from tlview.model.registry import KINDS
+from tlview.domain.artifacts import DynamicEvent
+from tlview.index.registry import KINDS
 
 # The events that say what shapes are, read first in this order: symbols, what specialized them,
 # and the data-dependent errors (draft_export reports each `propagate_real_tensors_provenance`

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Any, Iterator
 
-from tlview.model.causes import (
+from tlview.domain.causes import (
     Cause,
     break_cause,
     failure_cause,
@@ -33,10 +33,10 @@ from tlview.model.causes import (
     restart_cause,
     skipped_frame_cause,
 )
-from tlview.model.kinds import Role
-from tlview.model.places import resumed, split_place, user_function
-from tlview.model.reasons import Failure, failure_of_traceback, is_library_path
-from tlview.model.status import Status
+from tlview.domain.role import Role
+from tlview.domain.places import resumed, split_place, user_function
+from tlview.domain.reasons import Failure, failure_of_traceback, is_library_path
+from tlview.domain.status import Status
 
 
 class Kind(Enum):
@@ -355,7 +355,7 @@ def _against(compile_, reason):
 
 def _look_up_place(problem: CompileProblem) -> str | None:
     """The user's line from the compile's other records (user_lines.py), or None."""
-    from tlview.model import user_lines  # (reads from disk: only once a view asks)
+    from tlview.domain import user_lines  # (reads from disk: only once a view asks)
 
     compile_place = problem.location or ""
     compile_file = split_place(compile_place)[0]
