@@ -24,10 +24,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import CORPUS  # noqa: E402
+from synth import CORPUS
 
-from tlview.domain.totals import totals as index_totals  # noqa: E402
-from tlview.ui.app import TlviewApp  # noqa: E402
+from tlview.domain.totals import totals as index_totals
+from tlview.ui.app import TlviewApp
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log"))
 

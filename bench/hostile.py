@@ -25,8 +25,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import CORPUS, ROOT, build_trace  # noqa: E402
-from tmux import Tmux  # noqa: E402
+from synth import CORPUS, ROOT, build_trace
+from tmux import Tmux
 
 SMALL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
 

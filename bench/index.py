@@ -25,7 +25,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import build_ranks, build_trace, prefix_at_record  # noqa: E402
+from synth import build_ranks, build_trace, prefix_at_record
 
 CHILD = r"""
 import json, resource, sys, time

@@ -18,12 +18,12 @@ import tracemalloc
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import BENCH_DIR, CORPUS  # noqa: E402
-from ui import TimedApp  # noqa: E402
+from synth import BENCH_DIR, CORPUS
+from ui import TimedApp
 
-from tlview.index.indexing import open_index  # noqa: E402
-from tlview.domain.totals import totals as index_totals  # noqa: E402
-from tlview.ui.payload_view import PayloadView  # noqa: E402
+from tlview.domain.totals import totals as index_totals
+from tlview.index.indexing import open_index
+from tlview.ui.payload_view import PayloadView
 
 SOURCE = next((CORPUS / "recompiles" / "trace").glob("*.log"))
 

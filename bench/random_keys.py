@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from tmux import Tmux  # noqa: E402
+from tmux import Tmux
 
 KEYS = [*"jkgGbrxmoy123456789nN?fFJK[] ", "Enter", "Escape", "Tab", "BTab", "Up", "Down",
         "PageDown", "PageUp", "Home", "End", "Left", "Right", "C-p"]

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import BENCH_DIR, CORPUS  # noqa: E402
+from synth import BENCH_DIR, CORPUS
 
 
 def first_records(count: int) -> bytes:

@@ -20,8 +20,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tlview.index.indexing import open_index  # noqa: E402
-from tlview.report.bundle import write_bundle  # noqa: E402
+from tlview.index.indexing import open_index
+from tlview.report.bundle import write_bundle
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT = ROOT / "fixtures" / "generated" / "torch215" / "distributed"

@@ -20,10 +20,10 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import CORPUS  # noqa: E402
+from synth import CORPUS
 
-from tlview.domain.totals import totals as index_totals  # noqa: E402
-from tlview.ui.app import TlviewApp  # noqa: E402
+from tlview.domain.totals import totals as index_totals
+from tlview.ui.app import TlviewApp
 
 WRITER = textwrap.dedent('''
     import os, re, sys, time

@@ -91,7 +91,7 @@ class Tmux:
             screen = self.screen()
         return screen
 
-    def __enter__(self) -> "Tmux":
+    def __enter__(self) -> Tmux:
         return self
 
     def __exit__(self, *exc) -> None:

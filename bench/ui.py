@@ -32,13 +32,12 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import CORPUS, ROOT, build_many_compile_ids, build_trace  # noqa: E402
-from tmux import Tmux  # noqa: E402
-from ui_open import first_open, first_screen, search_typing  # noqa: E402
+from synth import CORPUS, ROOT, build_many_compile_ids, build_trace
+from textual import events
+from tmux import Tmux
+from ui_open import first_open, first_screen, search_typing
 
-from textual import events  # noqa: E402
-
-from tlview.ui.app import TlviewApp  # noqa: E402
+from tlview.ui.app import TlviewApp
 
 
 class TimedApp(TlviewApp):

@@ -16,8 +16,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from synth import CORPUS, ROOT, build_trace  # noqa: E402
-from tmux import Tmux  # noqa: E402
+from synth import CORPUS, ROOT, build_trace
+from tmux import Tmux
 
 SETTLED = 0.3  # s with no change on screen: the pane is done
 HELLO = ("from textual.app import App\nfrom textual.widgets import Static\n"

@@ -18,11 +18,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from synth import build_many_compile_ids  # noqa: E402
+from synth import build_many_compile_ids
 
-from tlview.index.indexing import open_index  # noqa: E402
-from tlview.domain.totals import totals  # noqa: E402
-from tlview.report.summary import build_summary  # noqa: E402
+from tlview.domain.totals import totals
+from tlview.index.indexing import open_index
+from tlview.report.summary import build_summary
 
 
 def timed(fn):

@@ -10,8 +10,8 @@ import io
 import json
 import os
 import signal
-import threading
 import sys
+import threading
 import time
 from contextlib import redirect_stdout
 from pathlib import Path
@@ -373,8 +373,7 @@ def big_trace(tmp_path_factory) -> Path:
     frames = max(int(m.group(2)) for m in frame.finditer(kept)) + 1
     path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
     with open(path, "wb") as f:
-        for repeat in range((128 << 20) // len(kept)):
-            f.write(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept))
+        f.writelines(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept) for repeat in range((128 << 20) // len(kept)))
     return path
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import grimp
 import pytest
+from conftest import CORPUS, ROOT
 
 import tlview
-from conftest import CORPUS, ROOT
 
 PACKAGE = Path(tlview.__file__).parent
 MODULES = sorted(m.name for m in pkgutil.walk_packages([str(PACKAGE)], "tlview."))

@@ -6,7 +6,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, json_for, run_cli
 
 REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))

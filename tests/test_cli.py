@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import CORPUS, run_cli
+
 from tlview.cli import main
 
 

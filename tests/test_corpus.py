@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from conftest import counted_as_truth, CORPUS, SCENARIOS, json_for, tlview_status
+from conftest import CORPUS, SCENARIOS, counted_as_truth, json_for, tlview_status
 
 TOTAL_KEYS = ("compile_ids", "frames", "compiles", "recompiles", "graph_breaks", "errors", "restarts")
 
@@ -116,8 +115,8 @@ def test_the_index_keeps_metrics_without_their_config_strings_which_are_read_fro
     the record. The line is parsed whole, and only they are dropped."""
     import orjson
 
-    from tlview.index.indexing import open_index
     from tlview.domain.settings import settings_of
+    from tlview.index.indexing import open_index
     from tlview.source.trace_records import loads_metadata
 
     path = next((CORPUS / "model" / "trace").glob("*.log"))

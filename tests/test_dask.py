@@ -12,9 +12,9 @@ import sys
 import time
 
 import pytest
+from conftest import CORPUS, GENERATED, ROOT, run_cli
 from distributed import LocalCluster
 
-from conftest import CORPUS, GENERATED, ROOT, run_cli
 from tlview.index import dask_index
 from tlview.index.index import Index
 from tlview.source.discover import find_logs

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shutil
 
 import pytest
-
 from conftest import CORPUS, GENERATED, PEER, json_for
+
 from tlview.diagnose.diff import describe_change, recompile_diff
 from tlview.diagnose.ranks import divergence
 from tlview.index.indexing import open_index

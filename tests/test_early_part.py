@@ -10,8 +10,8 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS
+
 from tlview.index import early_part, indexing
 from tlview.index.index import Index
 from tlview.index.indexing import Indexer, open_index, prepare_for

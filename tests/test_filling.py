@@ -10,7 +10,6 @@ import shutil
 import threading
 
 import pytest
-
 from conftest import CORPUS, GENERATED, json_for, press, ready, until
 
 RANKS4 = GENERATED / "multi_rank4" / "trace"
@@ -44,13 +43,13 @@ async def test_a_backlog_shown_in_slices_ends_as_the_tree_built_at_once(tmp_path
     """One compile per slice and a progress report after each file: ranks arrive 3, 2, 1, 0 and
     each is inserted before the others. The tree ends in the model's order, the status line counts
     what --json counts, and it said "showing…" while the backlog was not shown yet."""
+    from tlview.domain.totals import totals
     from tlview.index import indexing
     from tlview.index.indexing import open_index
-    from tlview.domain.totals import totals
-    from tlview.views.tree import TreeModel
     from tlview.ui import app as app_module
     from tlview.ui.app import TlviewApp
     from tlview.ui.status_line import status_text
+    from tlview.views.tree import TreeModel
 
     monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
     monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)  # one part a slice
@@ -207,8 +206,8 @@ def test_regrouping_by_rank_takes_what_is_shown_not_the_whole_index():
     regrouping of all that was read held the first key 444 ms. The end is the tree built at once."""
     from tlview.index.index import Index
     from tlview.index.indexing import Indexer
-    from tlview.views.tree import TreeModel
     from tlview.source.discover import find_logs
+    from tlview.views.tree import TreeModel
 
     logs = find_logs(str(RANKS4))[0]
     index = Index()
@@ -313,6 +312,7 @@ async def test_the_driver_tells_the_app_of_a_key_as_it_reads_it():
     indexing thread step back from then on), not when the app gets to it: at 20,000 ranks the app
     got to a key 120 ms after it was read. Other input (a resize, focus) is no key."""
     from textual import events
+
     from tlview.ui.driver import TlviewDriver
 
     class App:
@@ -378,6 +378,7 @@ async def test_frames_collapsed_past_the_limit_send_no_message_each(monkeypatch)
     collapse() posts a NodeCollapsed that bubbles to the App, 80,000 dispatches at 20,000 ranks
     that held the keys pressed meanwhile."""
     from textual.widgets import Tree
+
     from tlview.ui import app as app_module
     from tlview.ui import frame_tree
     from tlview.ui.app import TlviewApp
@@ -430,12 +431,12 @@ def test_the_pool_yields_the_cpu_to_the_explorer(tmp_path, monkeypatch):
     on 2 cores they took the cores from the UI process while 10,000 compile ids came in."""
     import os
 
+    from conftest import CORPUS
+
     from tlview.index import parallel, pool
     from tlview.index.index import Index
     from tlview.index.indexing import open_index
     from tlview.source.discover import find_logs
-
-    from conftest import CORPUS
 
     data = b"".join(next((CORPUS / s / "trace").glob("*.log")).read_bytes()
                     for s in ("graph_breaks", "recompiles", "dynamic_shapes", "model")) * 2
@@ -469,6 +470,7 @@ async def test_the_run_pane_steps_back_while_a_key_comes_first(monkeypatch):
     parts while a key comes first as the logs are read; the pane then draws only the lines on
     screen."""
     from conftest import visible_lines
+
     from tlview.ui.app import TlviewApp
     from tlview.ui.run_pane import RunPane
 
@@ -525,8 +527,10 @@ def test_merging_and_judging_step_back_between_nodes(tmp_path, monkeypatch):
     its pause now and then, not only before each part: a key pressed in the explorer meanwhile
     comes first. The index it makes is the one-process index."""
     from conftest import CORPUS
+
     from tlview.index import index as index_module
-    from tlview.index import parallel, merging as parts
+    from tlview.index import merging as parts
+    from tlview.index import parallel
     from tlview.index.index import Index
     from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
@@ -563,7 +567,8 @@ async def test_a_key_read_during_a_slice_puts_off_the_views(monkeypatch):
     most every ten times what the last refresh took."""
     import time
 
-    from tlview.ui import app as app_module, keys_first
+    from tlview.ui import app as app_module
+    from tlview.ui import keys_first
     from tlview.ui.app import TlviewApp
     from tlview.ui.backlog import Backlog
 
@@ -610,11 +615,11 @@ async def test_ranks_coming_in_order_keep_the_lines_laid_out_before(tmp_path, mo
     is drawn are a whole build's."""
     from tlview.index import indexing
     from tlview.index.indexing import open_index
-    from tlview.views.tree import TreeModel
     from tlview.ui import app as app_module
     from tlview.ui import frame_tree
     from tlview.ui.app import TlviewApp
     from tlview.ui.frame_tree import FrameTree
+    from tlview.views.tree import TreeModel
 
     monkeypatch.setattr(app_module, "SLICE_COMPILES", 1)
     monkeypatch.setattr(app_module, "SLICE_SECONDS", 0.0)
@@ -654,9 +659,9 @@ async def test_while_keys_come_the_tree_grows_less_often(monkeypatch):
     before; and at the end of the filling, at once."""
     import time
 
-    from tlview.views.tree import TreeDelta
     from tlview.ui import frame_tree, keys_first
     from tlview.ui.app import TlviewApp
+    from tlview.views.tree import TreeDelta
 
     app = TlviewApp(str(RANKS4))
     async with app.run_test(size=(150, 45)) as pilot:

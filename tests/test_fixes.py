@@ -14,10 +14,9 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import json_for, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import json_for, run_cli
 
 FIXES = Path(__file__).resolve().parent.parent / "fixtures" / "fixes"
 CASES = sorted(p.parent for p in FIXES.glob("*/*/case.json"))
@@ -118,8 +117,8 @@ def test_settings_are_named_as_the_compile_s_torch_names_them(monkeypatch):
     """A torch that calls the limit cache_size_limit (its recorded config has no recompile_limit)
     gets that name; one before ignore_logging_functions (2.11) is not told to use it."""
     from tlview.diagnose import classify
-    from tlview.index.indexing import open_index
     from tlview.domain.settings import CompileSettings
+    from tlview.index.indexing import open_index
 
     old = CompileSettings((2, 6), {"cache_size_limit": 8, "automatic_dynamic_shapes": False})
     monkeypatch.setattr(classify, "settings_of", lambda compile_: old)

@@ -5,16 +5,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS
+
+from tlview.domain.totals import RunningTotals, totals
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
-from tlview.domain.totals import RunningTotals, totals
 from tlview.index.live import LiveIndex
 from tlview.report.summary import build_summary
 
@@ -174,6 +174,7 @@ def test_a_setsid_daemon_of_the_job_ends_with_it(tmp_path, job_does):
     """`--run` ended its job's process group (after `q`, or at the end): a daemon it started
     with a double fork and `setsid` left that group, and lived on after tlview."""
     from conftest import alive, wait_until
+
     from tlview.source.job import Job
 
     pid_file = tmp_path / "daemon.pid"

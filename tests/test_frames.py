@@ -6,6 +6,7 @@ from __future__ import annotations
 import traceback
 
 from conftest import CORPUS, ready, until
+
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.text_size import SteadyOptionList

@@ -9,11 +9,10 @@ from __future__ import annotations
 import re
 
 import pytest
-
+from conftest import CORPUS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS
 from tlview.index.index import Index
 from tlview.report.summary import build_summary
 from tlview.source.discover import FoundLog

@@ -7,8 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-
-from conftest import counted_as_truth, GENERATED, json_for
+from conftest import GENERATED, counted_as_truth, json_for
 
 # (verdict/ has its own format and tests: test_verdict.py)
 EXPECTED = {p.parent.relative_to(GENERATED).as_posix(): json.loads(p.read_text())

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 
 from conftest import FIXTURES, SIZE, plain, press, ready, run_cli, tlview_command, until, visible_lines
+
 from tlview.ui.app import TlviewApp
 from tlview.ui.payload_view import PayloadView
 

@@ -17,10 +17,10 @@ import tracemalloc
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, alive, descendants, json_for, ready, run_cli, until, wait_until, without_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import CORPUS, alive, descendants, json_for, ready, run_cli, until, wait_until, without_paths
 from tlview.index import indexing, parallel
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
@@ -424,8 +424,8 @@ def test_ctrl_c_during_a_big_json_ends_it_and_its_child(big_trace):
 
 def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
     """`mv x.log x.log.1` and a new x.log: the new run is shown, the rotated one is over."""
-    from tlview.index.live import LiveIndex
     from tlview.domain.totals import totals
+    from tlview.index.live import LiveIndex
 
     first = REAL.read_bytes()
     second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
@@ -445,8 +445,8 @@ def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
 def test_following_a_folder_deleted_and_made_again(tmp_path):
     import shutil
 
-    from tlview.index.live import LiveIndex
     from tlview.domain.totals import totals
+    from tlview.index.live import LiveIndex
 
     folder = write(tmp_path / "run", REAL.read_bytes())
     live = LiveIndex(str(folder))

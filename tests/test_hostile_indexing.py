@@ -13,8 +13,8 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, GENERATED, json_for, run_cli
+
 from tlview.index import indexing, parallel
 from tlview.index.index import Index
 from tlview.index.indexing import Indexer, open_index
@@ -291,9 +291,9 @@ def damaged_big() -> tuple[list[bytes], int]:
     first third (an odd id told once a file; a start and a string id the first range gave)."""
     recs = records(b"".join(renumbered(copy) for copy in range(4)))
     events = [i for i, r in enumerate(recs) if kind(r) == "chromium_event"]
-    near = lambda f, of=events: next(i for i in of if i >= int(len(recs) * f))  # noqa: E731
+    near = lambda f, of=events: next(i for i in of if i >= int(len(recs) * f))
     starts = [i for i, r in enumerate(recs) if kind(r) == "dynamo_start"]
-    odd_id = lambda rec: [with_field(rec, "frame_id", b"1.5")]  # noqa: E731
+    odd_id = lambda rec: [with_field(rec, "frame_id", b"1.5")]
     damage = {  # record -> what is written instead of it
         near(0.2): odd_id, near(0.85): odd_id,
         near(0.6, starts): lambda rec: [rec.replace(b'"name": "<module>"', b'"name": "<mod\xffule>"', 1)],

@@ -15,10 +15,10 @@ import time
 
 import pytest
 from conftest import CORPUS, json_for, run_cli, tlview_command, without_paths
-from tlview.report.rich_text import counted
 
 from tlview.index.indexing import open_index
 from tlview.index.live import LiveIndex
+from tlview.report.rich_text import counted
 from tlview.report.summary import build_summary
 from tlview.source import stdin_log
 from tlview.source.stdin_log import TextCheck
@@ -47,7 +47,7 @@ def same_as_original(converted: dict, original: dict) -> None:
     assert "CR only" in notes[0]["message"]
     converted = without_paths(converted)
     original = without_paths(original)
-    strip = lambda problems: [{k: v for k, v in p.items() if k != "file"} for p in problems]  # noqa: E731
+    strip = lambda problems: [{k: v for k, v in p.items() if k != "file"} for p in problems]
     assert strip([p for p in converted.pop("problems") if p["kind"] != CR_NOTE]) == \
         strip(original.pop("problems"))
     assert converted["totals"].pop("problems") == original["totals"].pop("problems") + 1

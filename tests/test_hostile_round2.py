@@ -13,10 +13,9 @@ from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, GENERATED, json_for, run_cli
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from conftest import CORPUS, GENERATED, json_for, run_cli
 
 REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
 NAME = "dedicated_log_torch_trace_x.log"

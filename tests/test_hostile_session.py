@@ -22,8 +22,17 @@ from pathlib import Path
 
 import pyte
 import pytest
-from conftest import (CORPUS, Terminal, _Screen, _without_size, alive, command_line, descendants,
-                      tlview_command, wait_until)
+from conftest import (
+    CORPUS,
+    Terminal,
+    _Screen,
+    _without_size,
+    alive,
+    command_line,
+    descendants,
+    tlview_command,
+    wait_until,
+)
 from ptyprocess import PtyProcess
 from textual.drivers._writer_thread import WriterThread
 
@@ -136,7 +145,7 @@ def _stopped(pid: int) -> bool:
 def _family_while_the_pool_indexes(term: DirectTerminal) -> list[int]:
     """tlview and its processes once the explorer is on the screen and its pool indexes the
     trace (the pool starts before the explorer does: parallel.start_early)."""
-    in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing.forkserver" in command_line(p)]  # noqa: E731
+    in_pool = lambda: [p for p in descendants(term.pid) if "multiprocessing.forkserver" in command_line(p)]
     wait_until(lambda: len(in_pool()) >= 2, 60, "the indexing pool's forkserver and worker to start")
     term.wait_for("Summary")
     assert len(in_pool()) >= 2  # still indexing
@@ -214,7 +223,7 @@ def test_tlview_ended_before_the_explorer_is_up_ends_the_pool_that_started_early
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
     family = [tlview.pid]
     try:
-        in_pool = lambda: [p for p in descendants(tlview.pid) if "multiprocessing.forkserver" in command_line(p)]  # noqa: E731
+        in_pool = lambda: [p for p in descendants(tlview.pid) if "multiprocessing.forkserver" in command_line(p)]
         wait_until(lambda: len(in_pool()) >= 3, 60, "the indexing pool's forkserver and workers to start")
         family += descendants(tlview.pid)
         since = time.monotonic()
@@ -261,7 +270,7 @@ def test_output_to_a_lost_terminal_never_blocks_the_app():
         def write(self, text: str) -> None:
             raise OSError(errno.EIO, os.strerror(errno.EIO))
 
-        flush = lambda self: self.write("")  # noqa: E731
+        flush = lambda self: self.write("")
 
         def fileno(self) -> int:
             return 2

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 from conftest import CORPUS, alive, command_line, descendants, json_for, run_cli, tlview_command, wait_until
+
 from tlview.report.rich_text import counted
 
 TRACE_DIR = CORPUS / "recompiles" / "trace"
@@ -120,7 +121,7 @@ def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, big_tra
     wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), TIMEOUT, "tlview to start")
     pid = int(pidfile.read_text())
     # the pool: a forkserver and its workers, under tlview; the signal comes while they run
-    in_pool = lambda: [p for p in descendants(pid) if "multiprocessing" in command_line(p)]  # noqa: E731
+    in_pool = lambda: [p for p in descendants(pid) if "multiprocessing" in command_line(p)]
     wait_until(lambda: len(in_pool()) >= 2, TIMEOUT, "the indexing pool to start")
     pool = in_pool()
     os.kill(pid, sig)
@@ -312,7 +313,7 @@ def test_a_link_loop_or_a_broken_link_given_as_the_path(tmp_path, capsys):
 def _json_as_nobody(folder: Path) -> tuple[int, str]:
     """`tlview --json folder` in a forked child that dropped root (its modules imported before:
     `nobody` may not read the interpreter's folders)."""
-    import tlview.index.indexing  # noqa: F401
+    import tlview.index.indexing
     import tlview.report.summary  # noqa: F401
 
     read_fd, write_fd = os.pipe()

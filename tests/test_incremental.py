@@ -5,8 +5,8 @@ from __future__ import annotations
 import random
 
 import pytest
-
 from conftest import CORPUS, without_paths
+
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary

@@ -6,13 +6,14 @@ from __future__ import annotations
 import re
 
 from conftest import CORPUS, GENERATED, PEER, press, ready, until
+
 from tlview.diagnose.diff import diff_lines, recompile_diff
-from tlview.views.dynamic import group_dynamic
 from tlview.index.indexing import open_index
 from tlview.source.discover import NoLogsError
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
+from tlview.views.dynamic import group_dynamic
 
 HASH = re.compile(r"\b[a-z0-9]{10}\b")
 

@@ -8,8 +8,8 @@ import re
 import time
 
 import pytest
-
 from conftest import CORPUS, GENERATED
+
 from tlview.index import indexing, parallel
 from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary
@@ -411,6 +411,7 @@ def test_a_failure_here_while_children_read_leaves_no_child_behind(tmp_path, mon
     import os
 
     from conftest import descendants
+
     from tlview.index.index import Index
 
     ranks = sorted((GENERATED / "multi_rank4" / "trace").glob("*rank_*.log"))

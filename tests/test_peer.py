@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import PEER, json_for
 
 EXPECTED = json.loads((PEER / "expected.json").read_text())

@@ -12,8 +12,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, GENERATED
+
 from tlview.cli import main
 
 MULTI = GENERATED / "multi_rank4" / "trace"

@@ -13,7 +13,6 @@ import re
 import shutil
 
 import pytest
-
 from conftest import FIXTURES, GENERATED, PEER, json_for
 
 DIST = GENERATED / "dist215"

@@ -9,8 +9,8 @@ import re
 import pytest
 from conftest import GENERATED, SIZE, json_for, ready, run_cli, until
 
-from tlview.index.indexing import open_index
 from tlview.domain.rank_history import rank_groups
+from tlview.index.indexing import open_index
 from tlview.ui.app import TlviewApp
 from tlview.ui.commands import tlview_commands
 

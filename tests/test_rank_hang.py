@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 
 from conftest import GENERATED, PEER, SIZE, json_for, plain, ready, run_cli, until
+
 from tlview.ui.app import TlviewApp
 
 DIST = GENERATED / "dist215"
@@ -133,8 +134,7 @@ def test_the_death_is_found_in_one_log_of_all_ranks_as_torchrun_tee_writes_it(tm
     shutil.copytree(HANG / "trace", tmp_path / "trace")
     with open(tmp_path / "torch_logs.txt", "w") as out:
         for rank in range(3):
-            for line in (HANG / "torch_logs" / f"rank_{rank}.txt").read_text().splitlines():
-                out.write(f"[default{rank}]:{line}\n")
+            out.writelines(f"[default{rank}]:{line}\n" for line in (HANG / "torch_logs" / f"rank_{rank}.txt").read_text().splitlines())
     deaths = json_for(tmp_path)["divergence"]["job_death"]["deaths"]
     assert [(d["ranks"], d["message"][:40]) for d in deaths] == [
         ([0], "RuntimeError: Timed out waiting 10000ms "), ([1], "RuntimeError: Timed out waiting 10000ms "),

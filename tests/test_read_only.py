@@ -7,6 +7,7 @@ import os
 import shutil
 
 from conftest import CORPUS, SIZE, press, ready, run_cli, until
+
 from tlview.ui.app import TlviewApp
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 import time
 
 import pytest
-
 from conftest import GENERATED, tlview_command
 
 # xterm's 16 colours (what pyte names them), and the default colours of a dark terminal
@@ -70,6 +69,7 @@ async def test_a_narrow_status_line_keeps_the_failures_and_problems(tmp_path, wi
     """At 80 columns the line ended at "… graph breaks ·": the failures and the input problems
     were cut off. Narrow, the least needed parts go first, the name is shortened, and those stay."""
     from conftest import ready
+
     from tlview.ui.app import TlviewApp
     from tlview.ui.status_line import StatusLine
 
@@ -106,6 +106,7 @@ async def test_an_export_says_what_made_it_and_its_times_have_units():
     """torch.export has no Dynamo frame: its compile's Summary says so (it read `function ?
     location ?`), and the metrics of no compile id read in seconds (it read `0.001062`)."""
     from conftest import SIZE, press, ready
+
     from tlview.ui.app import TlviewApp
 
     app = TlviewApp(str(GENERATED / "export" / "trace"))
@@ -128,6 +129,7 @@ async def test_a_text_guard_tree_has_one_header():
     """TORCH_LOGS text logs one guard tree from three places (its header, its lines, its latency):
     the Guards pane showed `# guards / GUARDS: / # guards`; one header now, the tree whole."""
     from conftest import CORPUS, SIZE, press, ready
+
     from tlview.ui.app import TlviewApp
     from tlview.ui.guards_pane import guards_text
 
@@ -145,6 +147,7 @@ async def test_a_text_guard_tree_has_one_header():
 async def test_the_footer_shows_whole_hints_at_80_columns():
     """At 80x24 the footer cut its last hint ("m Maxi", "^p palettez"): whole hints only."""
     from conftest import CORPUS, ready
+
     from tlview.ui.app import TlviewApp
     from tlview.ui.key_hints import KeyHints
 
@@ -197,6 +200,7 @@ async def test_a_narrow_tree_keeps_each_label_s_count_and_badges():
     import re
 
     from conftest import CORPUS, ready
+
     from tlview.ui.app import TlviewApp
 
     app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
@@ -225,6 +229,7 @@ async def test_a_restarted_compile_shows_the_guards_its_final_attempt_built():
     [0/0_1] built 13 (its G13 badge). On [0/0] the Guards pane said "no guards recorded"; it shows
     the guards of the attempt that compiled, and says whose they are."""
     from conftest import CORPUS, SIZE, press, ready
+
     from tlview.ui.app import TlviewApp
 
     app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))

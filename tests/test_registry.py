@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 from conftest import CORPUS, GENERATED
-from tlview.index.indexing import open_index
+
 from tlview.domain.role import Role
+from tlview.index.indexing import open_index
 from tlview.index.kinds import Reads
 from tlview.index.registry import KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 

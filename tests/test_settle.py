@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import gc
 
-import tlview.ui.gc_freeze as settle
 from conftest import CORPUS, ready
+
+import tlview.ui.gc_freeze as settle
 from tlview.cli import main
 from tlview.index import gc_pauses
 from tlview.ui.app import TlviewApp

@@ -9,8 +9,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-
 from conftest import CORPUS, GENERATED, press, ready
+
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
 

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, GENERATED, json_for, ready, run_cli, until
 
 RUN = GENERATED / "redact"

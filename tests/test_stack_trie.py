@@ -15,12 +15,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from conftest import CORPUS, GENERATED, SCENARIOS
 from rich.console import Console
 
-from conftest import CORPUS, GENERATED, SCENARIOS
 from tlview.diagnose.stack_trie import stack_trie, trie_as_dict
-from tlview.index.indexing import open_index
 from tlview.domain.verdict import Kind
+from tlview.index.indexing import open_index
 from tlview.report.stack_trie_look import trie_tree
 
 TLPARSE = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or shutil.which("tlparse")
@@ -196,6 +196,7 @@ async def test_a_leaf_of_the_trie_opens_its_compile(how):
     """In the Run pane, Enter on the line of the current match (or a click on a compile id of the
     stack trie) selects that compile id in the tree; the trie was static text."""
     from conftest import press, ready, until
+
     from tlview.ui.app import TlviewApp
     from tlview.ui.rendered_view import RenderedView
 

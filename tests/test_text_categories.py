@@ -5,7 +5,6 @@ is. The texts are the corpus runs' own lines of those categories, as such a run 
 from __future__ import annotations
 
 import pytest
-
 from conftest import CORPUS, json_for, run_cli
 
 

@@ -9,7 +9,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from conftest import CORPUS, GENERATED, json_for, run_cli, without_paths
 
 TEXT_FAILURES = GENERATED / "text_failures"

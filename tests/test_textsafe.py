@@ -77,9 +77,9 @@ def test_a_function_name_of_two_lines_is_one_line_in_the_report():
     printed a forged line of its own from it."""
     import io as _io
 
+    from conftest import CORPUS, json_for
     from rich.console import Console
 
-    from conftest import CORPUS, json_for
     from tlview.report.text_report import render_report
 
     doc = json_for(CORPUS / "recompiles" / "trace")

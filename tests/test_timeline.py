@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from conftest import CORPUS, GENERATED, SIZE, plain, press, ready, until
+
 from tlview.diagnose.timeline import compile_timeline
 from tlview.index.indexing import open_index
 from tlview.report.timeline_look import timeline_lines

@@ -7,12 +7,12 @@ import json
 import threading
 
 import pytest
+from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, tlview_status, until, visible_lines
 
-from conftest import CORPUS, SCENARIOS, SIZE, compile_entries, plain, press, ready, until, visible_lines, tlview_status
-from tlview.views.filters import Filter
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.payload_view import PayloadView
+from tlview.views.filters import Filter
 
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
@@ -374,7 +374,7 @@ async def test_o_shows_the_output_code_and_the_choice_sticks_across_compile_ids(
     async with app.run_test(size=(100, 30)) as pilot:
         await ready(app, pilot)
         graphs = app.query_one(GraphsPane)
-        shown = lambda: graphs._artifacts[app.query_one("#graph-list").highlighted]  # noqa: E731
+        shown = lambda: graphs._artifacts[app.query_one("#graph-list").highlighted]
         loaded, load = [], graphs.load
         graphs.load = lambda artifact: (loaded.append(artifact.name), load(artifact))[1]
         await press(pilot, "o")

@@ -9,7 +9,6 @@ import pytest
 from conftest import GENERATED, press, run_cli, type_in, until, visible_lines
 
 from tlview.diagnose.compare import Problem
-from tlview.views.tree import JUMPS
 from tlview.ui.compare_app import CompareApp
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import Seen
@@ -18,6 +17,7 @@ from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.searching import SearchBar
+from tlview.views.tree import JUMPS
 
 COMPARE = GENERATED / "compare"
 BEFORE, AFTER = str(COMPARE / "before" / "trace"), str(COMPARE / "after" / "trace")

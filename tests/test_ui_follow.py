@@ -7,6 +7,7 @@ import threading
 import time
 
 from conftest import CORPUS, press, ready, until
+
 from tlview.ui.app import TlviewApp
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()

@@ -6,7 +6,8 @@ from __future__ import annotations
 import re
 from contextlib import asynccontextmanager
 
-from tlview.views.filters import Filter
+from conftest import CORPUS, SIZE, plain, press, ready, type_in, until, visible_lines
+
 from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
 from tlview.ui.detail import TABS
@@ -15,8 +16,7 @@ from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.searching import SearchBar
 from tlview.ui.text_search import display_line
-
-from conftest import CORPUS, SIZE, plain, press, ready, type_in, until, visible_lines
+from tlview.views.filters import Filter
 
 
 async def _graph_view(app, pilot) -> PayloadView:
@@ -354,7 +354,7 @@ async def test_slash_keeps_the_lines_highlighted(monkeypatch):
     """`/` restyles the view (a class, then the focus leaves it): its drawn lines go, its
     highlighted ones stay (their colours are the lexer theme's, not CSS's). The view was
     highlighted anew, and the search's first character waited for the lexer's threads."""
-    import tlview.ui.payload_view as payload_view
+    from tlview.ui import payload_view
 
     runs = []
     lexer = payload_view.highlighted_lines

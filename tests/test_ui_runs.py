@@ -10,8 +10,22 @@ import sys
 import threading
 from pathlib import Path
 
-from conftest import (CORPUS, GENERATED, SIZE, alive, command_line, descendants, plain, press, ready,
-                      tlview_command, type_in, until, wait_until)
+from conftest import (
+    CORPUS,
+    GENERATED,
+    SIZE,
+    alive,
+    command_line,
+    descendants,
+    plain,
+    press,
+    ready,
+    tlview_command,
+    type_in,
+    until,
+    wait_until,
+)
+
 from tlview.ui.app import TlviewApp
 from tlview.ui.status_line import StatusLine
 

@@ -4,6 +4,7 @@ of the input (EOF on a pipe, a log nobody writes) closes the last record."""
 from __future__ import annotations
 
 from conftest import CORPUS, GENERATED, SIZE, json_for, plain, press, ready, tlview_command, until
+
 from tlview.report.rich_text import seconds
 from tlview.ui.app import TlviewApp
 from tlview.ui.payload_view import PayloadView

@@ -11,12 +11,25 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import (
+    CORPUS,
+    GENERATED,
+    PEER,
+    SIZE,
+    compile_entries,
+    json_for,
+    plain,
+    press,
+    ready,
+    run_cli,
+    type_in,
+    until,
+)
 from rich.console import Console
 
-from conftest import CORPUS, GENERATED, PEER, SIZE, compile_entries, json_for, plain, press, ready, run_cli, type_in, until
-from tlview.report.rich_text import counted
 from tlview.index.indexing import open_index
 from tlview.index.registry import KINDS
+from tlview.report.rich_text import counted
 from tlview.report.summary import build_summary
 from tlview.report.text_report import render_report
 from tlview.ui.app import TlviewApp
@@ -46,7 +59,7 @@ def _cut_variants(tmp: Path) -> list[Path]:
                *VERDICT.glob("export_*/trace/*.log")]
     for source in sources:
         data = source.read_bytes()
-        starts = [m.start() for m in re.finditer(rb"^V\d{4} ", data, re.M)]
+        starts = [m.start() for m in re.finditer(rb"^V\d{4} ", data, re.MULTILINE)]
         cuts = {starts[len(starts) // 3], starts[2 * len(starts) // 3]}
         for i, start in enumerate(starts):
             line_end = data.find(b"\n", start)
@@ -181,7 +194,7 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
             await until(pilot, lambda: "filter:" not in status.text)
 
 
-from tlview.domain.verdict import Kind  # noqa: E402
+from tlview.domain.verdict import Kind
 
 _KIND = {k.key: k for k in Kind}
 
@@ -193,7 +206,7 @@ def _cut_after_first(trace_dir: Path, needle: bytes, tmp: Path) -> Path:
     source = next(trace_dir.glob("*.log"))
     data = source.read_bytes()
     at = data.index(needle)
-    nxt = re.compile(rb"^V\d{4} ", re.M).search(data, data.index(b"\n", at) + 1)
+    nxt = re.compile(rb"^V\d{4} ", re.MULTILINE).search(data, data.index(b"\n", at) + 1)
     path = tmp / "trace" / source.name
     path.parent.mkdir(parents=True)
     path.write_bytes(data[:nxt.start()])

@@ -219,11 +219,11 @@ FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_f
 @_headless_signals
 def _headless(args, flt, fail_on: list[str] = ()) -> int:
     from tlview.index.dask_index import ClusterError
-    from tlview.views.filters import missing_rank
     from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
     from tlview.source.discover import NoLogsError
     from tlview.source.user_source import SourceFiles, parse_roots
+    from tlview.views.filters import missing_rank
 
     what = "the JSON" if args.json else "the report"
     try:
@@ -336,9 +336,9 @@ def _keep(flt):
 @_headless_signals
 def _headless_compare(args, flt, fail_on: list[str]) -> int:
     from tlview.diagnose.compare import compare
-    from tlview.views.filters import missing_rank
     from tlview.index.indexing import open_index
     from tlview.source.discover import NoLogsError
+    from tlview.views.filters import missing_rank
 
     what = "the JSON" if args.json else "the report"
     if sys.stdout is None:
@@ -448,8 +448,8 @@ def _write(data: bytes) -> None:
 
 
 def _tui(args, flt) -> int:
-    from tlview.views.filters import missing_rank
     from tlview.source.discover import NoLogsError, find_logs, one_log_at
+    from tlview.views.filters import missing_rank
 
     try:  # the rest is read by the explorer's worker, after its first screen
         found, _notes = find_logs(args.path, latest=args.latest, first_only=flt.rank is None)

@@ -51,7 +51,7 @@ class FileSpans:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-_READ: "weakref.WeakKeyDictionary[TraceFile, FileSpans]" = weakref.WeakKeyDictionary()
+_READ: weakref.WeakKeyDictionary[TraceFile, FileSpans] = weakref.WeakKeyDictionary()
 _READ_LOCK = threading.Lock()
 
 

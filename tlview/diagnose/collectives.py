@@ -19,8 +19,8 @@ from tlview.diagnose.rank_groups import group_by_key
 # tlparse's check_collectives_parity, to the letter: c10d functional calls in the output code,
 # comments and tags stripped first
 CALL = re.compile(r"torch\s*\.\s*ops\s*\.\s*_?c10d_functional\s*\.\s*([A-Za-z0-9_]+)\s*\.\s*default\s*\(")
-COMMENT = re.compile(r"#[^\n]*$|//[^\n]*$|/\*.*?\*/", re.M | re.S)
-TAG = re.compile(r"<[^>]*>", re.S)
+COMMENT = re.compile(r"#[^\n]*$|//[^\n]*$|/\*.*?\*/", re.MULTILINE | re.DOTALL)
+TAG = re.compile(r"<[^>]*>", re.DOTALL)
 COLLECTIVE_NAMES = ("all_reduce", "reduce_scatter", "all_gather", "broadcast", "all_to_all")
 
 

@@ -12,8 +12,8 @@ import textwrap
 from dataclasses import dataclass, field
 
 from tlview.domain.compile_node import CompileNode
-from tlview.index.index import Index
 from tlview.domain.reasons import Failure, RecompileReason
+from tlview.index.index import Index
 
 TENSOR_FIELDS = ("dtype", "size", "stride", "requires_grad", "device", "is_leaf", "ndim")
 _GUARD_COMMENT = re.compile(r"\s+#.*$")

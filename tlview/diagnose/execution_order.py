@@ -16,7 +16,6 @@ from tlview.diagnose.rank_graphs import RankGraphs, compile_key
 from tlview.diagnose.rank_groups import group_by_key
 from tlview.domain.rank_runs import joined_runs, rank_runs
 
-
 SHOWN_RUNS = 200
 
 

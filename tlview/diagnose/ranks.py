@@ -16,10 +16,10 @@ from tlview.diagnose.hang import hang_lines, versus
 from tlview.diagnose.job_death import job_death
 from tlview.diagnose.rank_graphs import collect
 from tlview.diagnose.rank_groups import group_ranks
+from tlview.domain.rank_runs import joined_runs, rank_runs
+from tlview.domain.role import Role
 from tlview.domain.verdict import Kind
 from tlview.index.index import Index
-from tlview.domain.role import Role
-from tlview.domain.rank_runs import joined_runs, rank_runs
 from tlview.index.registry import cache_outcome
 
 

@@ -36,7 +36,7 @@ class StackFrame:
 @dataclass(eq=False)
 class TrieNode:
     frame: StackFrame | None  # None at the root
-    children: dict[StackFrame, "TrieNode"] = field(default_factory=dict)
+    children: dict[StackFrame, TrieNode] = field(default_factory=dict)
     compiles: list[Compile] = field(default_factory=list)  # whose stacks end at this frame
 
 
@@ -48,7 +48,7 @@ class _Read:
     frames: dict[StackFrame, StackFrame] = field(default_factory=dict)
 
 
-_READ: "weakref.WeakKeyDictionary[object, _Read]" = weakref.WeakKeyDictionary()
+_READ: weakref.WeakKeyDictionary[object, _Read] = weakref.WeakKeyDictionary()
 _LOCK = threading.Lock()
 
 

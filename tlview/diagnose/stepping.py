@@ -5,7 +5,8 @@ pressed then (the pane left for another) waited for it."""
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Iterator, TypeVar
+from collections.abc import Callable, Iterable, Iterator
+from typing import TypeVar
 
 T = TypeVar("T")
 STEP = 256

@@ -15,8 +15,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from typing import Iterable
 
 from tlview.diagnose.chromium_spans import Span, all_spans
 from tlview.diagnose.stepping import stepping

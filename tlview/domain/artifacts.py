@@ -150,7 +150,7 @@ class Artifact:
         """How a pane highlights it: its kind's language, none for JSON and metadata."""
         return None if self.name.endswith(("_json", "_metadata")) else self.kind.language
 
-    def load(self) -> "LoadedPayload":
+    def load(self) -> LoadedPayload:
         """Read the payload from disk now (lines, md5 check, problems)."""
         return self.source.load_payload(self.rec)
 

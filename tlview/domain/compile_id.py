@@ -27,7 +27,7 @@ class CompileId(NamedTuple):
     attempt: int
 
     @classmethod
-    def from_fields(cls, autograd, frame, frame_compile, attempt) -> "CompileId | None":
+    def from_fields(cls, autograd, frame, frame_compile, attempt) -> CompileId | None:
         """Build from a trace record's context fields (`...`: not there); None when the record has
         no compile id, or an odd one (the module's docstring)."""
         if _odd(autograd, null_ok=True) or _odd(frame) or _odd(frame_compile):
@@ -38,7 +38,7 @@ class CompileId(NamedTuple):
         return cls(*ids, _as_id(attempt) or 0)
 
     @classmethod
-    def parse(cls, text: str) -> "CompileId | None":
+    def parse(cls, text: str) -> CompileId | None:
         """Parse torch's text (`0/1_2`, `!3/0/1`, `!3`) or tlparse's (`[!3/-/-]`)."""
         m = _CID_RE.match(text.strip().strip("[]"))
         if m is None:
@@ -52,7 +52,7 @@ class CompileId(NamedTuple):
         )
 
     @property
-    def compile_key(self) -> "CompileId":
+    def compile_key(self) -> CompileId:
         """The compile this attempt belongs to (attempts of one compile share it)."""
         return self._replace(attempt=0)
 

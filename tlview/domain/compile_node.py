@@ -14,7 +14,6 @@ from typing import Any
 from tlview.domain.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
 from tlview.domain.compile_id import CompileId
 from tlview.domain.group import Group
-from tlview.domain.role import Role
 from tlview.domain.reasons import (
     Failure,
     GraphBreak,
@@ -23,6 +22,7 @@ from tlview.domain.reasons import (
     is_library_path,
     parse_recompile_reasons,
 )
+from tlview.domain.role import Role
 from tlview.domain.status import Status
 from tlview.domain.verdict import Verdict, judge, may_be_export
 
@@ -58,7 +58,7 @@ class CompileNode:
     group: Group
     cid: CompileId
     seq: int  # order of first appearance in the index
-    compile: "Compile | None" = None
+    compile: Compile | None = None
     source: Any = None  # the file it came from (a trace's, else a text log's)
     frame: dict | None = None  # the compiled frame (dynamo_start's last), its file a string id
     start: tuple[Any, int] | None = None  # (source, record) of dynamo_start: the whole stack
@@ -193,7 +193,7 @@ class Frame:
 
     group: Group
     key: tuple  # (compiled autograd id, frame id)
-    compiles: list["Compile"] = field(default_factory=list)
+    compiles: list[Compile] = field(default_factory=list)
     # its compiles by key, and its newest attempt (the index keeps both as compiles come: a scan
     # of `compiles` per compile was quadratic, minutes at 100,000 recompiles of one frame)
     by_key: dict = field(default_factory=dict, repr=False)
@@ -244,7 +244,7 @@ class Compile:
     revision: int = 0  # bumped by the index whenever a record changes this compile
 
     @property
-    def verdict(self) -> "Verdict":
+    def verdict(self) -> Verdict:
         """Its status and problems (verdict.py), decided once per change of the compile."""
         cached = self._verdict
         revision = self._revisions()  # read first: a change while judging leaves the cache stale

@@ -15,7 +15,7 @@ class Group:
     pid: int | None = None  # only for a process without a rank
 
     @classmethod
-    def of(cls, rank: int | None, pid: int | None) -> "Group":
+    def of(cls, rank: int | None, pid: int | None) -> Group:
         return cls(rank, None) if rank is not None else cls(None, pid)
 
     def order(self, started: str = "") -> tuple:

@@ -10,8 +10,8 @@ of, whose end no logged category shows, is `unlogged`.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from enum import Enum
-from typing import Iterable
 
 
 class Status(Enum):
@@ -44,11 +44,11 @@ class Status(Enum):
         return self in (Status.MISSING, Status.UNLOGGED)
 
     @classmethod
-    def of_word(cls, word: str) -> "Status":
+    def of_word(cls, word: str) -> Status:
         return _BY_WORD[word]
 
     @staticmethod
-    def worst(statuses: Iterable["Status | None"]) -> "Status | None":
+    def worst(statuses: Iterable[Status | None]) -> Status | None:
         worst = None
         for status in statuses:
             if status is not None and (worst is None or status.severity > worst.severity):

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 import re
 
-from tlview.domain.role import Role
 from tlview.domain.reasons import is_library_path
+from tlview.domain.role import Role
 
 _GUARD_COMMENT = re.compile(r"#[^#\n]*#\s*(?P<path>\S+\.py):(?P<line>\d+) in \S+")
 _FRAME = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<fn>.+)$")

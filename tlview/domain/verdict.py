@@ -17,9 +17,10 @@ The words, as the README defines them:
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any, Iterator
+from typing import Any
 
 from tlview.domain.causes import (
     Cause,
@@ -33,9 +34,9 @@ from tlview.domain.causes import (
     restart_cause,
     skipped_frame_cause,
 )
-from tlview.domain.role import Role
 from tlview.domain.places import resumed, split_place, user_function
 from tlview.domain.reasons import Failure, failure_of_traceback, is_library_path
+from tlview.domain.role import Role
 from tlview.domain.status import Status
 
 
@@ -81,7 +82,7 @@ class CompileProblem:
     evidence: Any = None  # the RecompileReason, GraphBreak, Failure or restart reason it is read from
     records: tuple = ()  # (source, record number) of the records that tell it
     logged: bool = True  # False: implied by what was logged (an id, an attempt), not told
-    follows: "CompileProblem | None" = None  # a restart that follows this graph break
+    follows: CompileProblem | None = None  # a restart that follows this graph break
     subject: str | None = None  # what a fix names (a logging call, a custom op)
     facts: Any = None  # what its fix is chosen from: causes.Guarded, LoggingCall or SkippedCall
     message: str = ""  # what torch said, first line

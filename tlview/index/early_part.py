@@ -19,8 +19,9 @@ import os
 import select
 import signal
 import threading
+from collections.abc import Callable
 from contextlib import suppress
-from typing import Callable, NamedTuple
+from typing import NamedTuple
 
 from tlview.index.index import Index
 from tlview.index.parallel import FIRST_RANGE, index_range_packed, next_envelope, unpacked

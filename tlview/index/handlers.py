@@ -11,10 +11,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from tlview.domain.artifacts import Artifact, DynamicEvent
-from tlview.index.field_types import METRICS, STACK_FRAME, checked
 from tlview.domain.group import Group
-from tlview.domain.role import Role
-from tlview.index.kinds import Record
 from tlview.domain.reasons import (
     RECOMPILE_LIMIT,
     Failure,
@@ -26,7 +23,9 @@ from tlview.domain.reasons import (
     parse_recompile_reasons,
     wont_convert,
 )
-
+from tlview.domain.role import Role
+from tlview.index.field_types import METRICS, STACK_FRAME, checked
+from tlview.index.kinds import Record
 from tlview.source.text_log import TORCH_EXCEPTIONS
 
 if TYPE_CHECKING:
@@ -42,7 +41,7 @@ def _small(info: dict) -> dict | None:
     return small or None
 
 
-def attach(index: "Index", record: Record, info: dict | None = None) -> Artifact:
+def attach(index: Index, record: Record, info: dict | None = None) -> Artifact:
     """Keep the record as an artifact of its compile id (or of the run, if it has none)."""
     name = _NAMES.setdefault(record.name, record.name)
     artifact = Artifact(name, record.kind, record.source, record.rec, info)
@@ -52,17 +51,17 @@ def attach(index: "Index", record: Record, info: dict | None = None) -> Artifact
 
 # ---- trace records --------------------------------------------------------------------------------
 
-def on_nothing(index: "Index", record: Record) -> None:
+def on_nothing(index: Index, record: Record) -> None:
     """String-table entries (read by the scanner) and records only counted."""
 
 
-def on_description(index: "Index", record: Record) -> None:
+def on_description(index: Index, record: Record) -> None:
     """A tensor, storage or source description: only where it was (an export's compile id)."""
     if record.node is not None:
         record.node.described_at = (record.source, record.rec)
 
 
-def on_artifact(index: "Index", record: Record) -> None:
+def on_artifact(index: Index, record: Record) -> None:
     """A graph, code, guards or any other payload: kept by place, shown on demand (with the small
     metadata of a record kind, e.g. the output code's file; an artifact's is only its name)."""
     if record.text is not None:
@@ -71,17 +70,17 @@ def on_artifact(index: "Index", record: Record) -> None:
     attach(index, record, _small(record.event) if record.meta and record.kind.event_key is None else None)
 
 
-def on_unknown(index: "Index", record: Record) -> None:
+def on_unknown(index: Index, record: Record) -> None:
     index.count_unknown(record.name)
     on_artifact(index, record)
 
 
-def on_cache(index: "Index", record: Record) -> None:
+def on_cache(index: Index, record: Record) -> None:
     attach(index, record)
     index.count_cache_event(record.name)
 
 
-def on_dynamo_start(index: "Index", record: Record) -> None:
+def on_dynamo_start(index: Index, record: Record) -> None:
     """A compile begins. A compile id that starts again in the same process (torch._dynamo.reset()
     numbers compiles from 0/0 again; two runs appended to one file) keeps its first start and its
     first compilation_metrics, so nothing told earlier is lost; the start again is a problem of
@@ -117,12 +116,12 @@ def started_again(node, source, rec: int) -> str | None:
             "compilation_metrics are kept; the records after this one are shown with them")
 
 
-def _report_wrong_types(index: "Index", record: Record, wrong: list[str]) -> None:
+def _report_wrong_types(index: Index, record: Record, wrong: list[str]) -> None:
     for message in wrong:
         index.add_problem(record.source, record.source.offsets[record.rec], "wrong type", message)
 
 
-def on_metrics(index: "Index", record: Record) -> None:
+def on_metrics(index: Index, record: Record) -> None:
     # Only the fields the index needs stay in memory (status, badges, report, timeline): the whole
     # record (about 100 fields, 40 KB with the configs) is read from disk when a pane shows it.
     summary, wrong = checked(record.event, METRICS, record.name)
@@ -142,7 +141,7 @@ def on_metrics(index: "Index", record: Record) -> None:
     attach(index, record)
 
 
-def on_dynamic(index: "Index", record: Record) -> None:
+def on_dynamic(index: Index, record: Record) -> None:
     """A dynamic-shape event: its fields (and user stack) are read from disk when shown."""
     node = record.node
     if record.text is not None:
@@ -156,7 +155,7 @@ def on_dynamic(index: "Index", record: Record) -> None:
         attach(index, record)
 
 
-def on_recompile_reasons(index: "Index", record: Record) -> None:
+def on_recompile_reasons(index: Index, record: Record) -> None:
     node = record.node
     if record.text is None:
         attach(index, record)
@@ -171,7 +170,7 @@ def on_recompile_reasons(index: "Index", record: Record) -> None:
             index.name_frame(node, m.group("fn"), m.group("loc"), SURE)
 
 
-def on_graph_break(index: "Index", record: Record) -> None:
+def on_graph_break(index: Index, record: Record) -> None:
     node = record.node
     if record.text is None:
         attach(index, record)
@@ -184,13 +183,13 @@ def on_graph_break(index: "Index", record: Record) -> None:
             index.name_frame(node, *function, FIRST_OP)
 
 
-def on_dynamo_error(index: "Index", record: Record) -> None:
+def on_dynamo_error(index: Index, record: Record) -> None:
     attach(index, record)
     if record.node is not None:
         record.node.errors.append(record.payload or "")
 
 
-def on_export_failure(index: "Index", record: Record) -> None:
+def on_export_failure(index: Index, record: Record) -> None:
     """torch.export failed while make_fx traced the program: a failure of the group's Export entry
     (the artifact stays with its compile id, where a pane shows the partial graph)."""
     attach(index, record)
@@ -201,7 +200,7 @@ def on_export_failure(index: "Index", record: Record) -> None:
             (record.source, record.rec))
 
 
-def on_torch_version(index: "Index", record: Record) -> None:
+def on_torch_version(index: Index, record: Record) -> None:
     attach(index, record)
     try:
         version = orjson.loads(record.payload or "")
@@ -224,7 +223,7 @@ _NO_OPS = re.compile(r"^skipping: (?P<fn>\S+) \(reason: .*No ops traced")
 _GRAPH_FILE = re.compile(r"# File: (?P<loc>\S+?:\d+) in (?P<fn>[^,\s]+)")
 
 
-def on_text_artifact(index: "Index", record: Record) -> None:
+def on_text_artifact(index: Index, record: Record) -> None:
     """A tagged block of text (`[__graph_code]`, `[__guards]`, `[__output_code]`, ...): an artifact
     under its TORCH_LOGS name, read back from disk when shown (what a trace says wins)."""
     node = record.node
@@ -239,7 +238,7 @@ def on_text_artifact(index: "Index", record: Record) -> None:
                 break
 
 
-def on_perf_hint(index: "Index", record: Record) -> None:
+def on_perf_hint(index: Index, record: Record) -> None:
     if record.node is not None:
         record.node.perf_hints.append(record.payload or "")
 
@@ -248,7 +247,7 @@ _DYNAMIC_TEXT = (("create_symbol", "create_symbol"), ("create_unbacked_symbol", 
                  ("set_replacement", "symbolic_shape_specialization"))
 
 
-def on_dynamic_text(index: "Index", record: Record) -> None:
+def on_dynamic_text(index: Index, record: Record) -> None:
     node = record.node
     lines = record.text.lines
     if node is None or not lines:
@@ -262,7 +261,7 @@ def on_dynamic_text(index: "Index", record: Record) -> None:
         node.dynamic.append(DynamicEvent("guard_added", first[5:].split(" [guard added]")[0]))
 
 
-def on_dynamo_text(index: "Index", record: Record) -> None:
+def on_dynamo_text(index: Index, record: Record) -> None:
     """Plain dynamo lines: where a compile starts, restarts, compiles, gives up, hits the limit."""
     lines = record.text.lines
     first = lines[0] if lines else ""
@@ -324,7 +323,7 @@ def _group(record: Record) -> Group:
     return Group.of(record.text.rank, record.text.pid)
 
 
-def on_wont_convert(index: "Index", record: Record, function: str, location: str) -> None:
+def on_wont_convert(index: Index, record: Record, function: str, location: str) -> None:
     """"WON'T CONVERT f x.py line 12" and the exception: Dynamo gave up on a compile. It belongs
     to the latest compile of that function in that rank (or to a compile the text never tagged,
     when it failed before logging anything)."""
@@ -342,7 +341,7 @@ def on_wont_convert(index: "Index", record: Record, function: str, location: str
     node.text.failure = failure_in(record.text.lines) or Failure("", record.text.lines[0])
 
 
-def on_text_error(index: "Index", record: Record) -> None:
+def on_text_error(index: Index, record: Record) -> None:
     """An ERROR record of a compile id: a failure when it shows an exception."""
     node = record.node
     node.errors.append(record.payload or "")
@@ -350,7 +349,7 @@ def on_text_error(index: "Index", record: Record) -> None:
         node.text.failure = failure_in(record.text.lines)
 
 
-def on_plain_text(index: "Index", record: Record) -> None:
+def on_plain_text(index: Index, record: Record) -> None:
     """Lines with no log prefix: user prints, warnings, and the traceback of a job that died. A
     torch compile exception there failed the compile under way (told only of a one-process log);
     with no compile told before it, the compile its "from user code:" frame names (a new frame id)."""

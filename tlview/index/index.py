@@ -12,16 +12,16 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from typing import Iterator
+from collections.abc import Iterator
 
 from tlview.domain.artifacts import Artifact, TextRecord
 from tlview.domain.compile_id import OUTSIDE, CompileId, odd_fields
 from tlview.domain.compile_node import Compile, CompileNode, Frame
 from tlview.domain.group import Group, process_starts
+from tlview.domain.input_problems import Problem
 from tlview.index import handlers as H
 from tlview.index.kinds import Reads, Record
 from tlview.index.merging import IndexParts
-from tlview.domain.input_problems import Problem
 from tlview.index.registry import COUNTED_TEXT_LINES, KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 from tlview.source.discover import TRACE, FoundLog
 from tlview.source.text_log import TextLines, TextLog

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import time
-from typing import Callable
+from collections.abc import Callable
 
 from tlview.index import early_part, gc_pauses, parallel
 from tlview.index.index import Index

@@ -9,10 +9,10 @@ As tlparse has one parser per kind behind one trait (`StructuredLogParser`).
 from __future__ import annotations
 
 import re
-
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any
 
 from tlview.domain.role import Role
 
@@ -39,12 +39,12 @@ class Record:
 
     source: Any  # TraceFile or TextLog
     rec: int  # record number in the source
-    kind: "RecordKind"
+    kind: RecordKind
     name: str  # the record kind, the artifact's name, or the TORCH_LOGS artifact name
-    node: "CompileNode | None"
+    node: CompileNode | None
     meta: dict | None = None  # trace metadata (None for PLACE kinds and text)
     payload: str | None = None  # the payload (PAYLOAD kinds), or the text record's lines
-    text: "TextLines | None" = None  # the text record (text logs only)
+    text: TextLines | None = None  # the text record (text logs only)
 
     @property
     def event(self) -> dict:
@@ -69,7 +69,7 @@ class RecordKind:
     event_key: str | None = None  # the metadata key when it differs from `name` (artifacts)
     # of a lazy TORCH_LOGS record, the lines the reader counts as it passes them (the leaves of a
     # guard tree: the text's only guard count, its lines staying on disk)
-    counted_lines: "re.Pattern[str] | None" = None
+    counted_lines: re.Pattern[str] | None = None
 
     def __reduce__(self):
         # Pickled as its name, unpickled by the registry's lookup (pickle imports its module):
@@ -91,7 +91,7 @@ class Registry:
     unknown_artifact: RecordKind  # an `artifact` record with a name not in the table
     cache: RecordKind  # an `artifact` record that tells a cache hit, miss or bypass
     text_log: RecordKind  # a TORCH_LOGS line of no known artifact
-    cache_outcome: Callable[[str], "str | None"]  # hit / miss / bypass of an artifact name
+    cache_outcome: Callable[[str], str | None]  # hit / miss / bypass of an artifact name
     _by_name: dict = field(default_factory=dict)
     _by_text: dict = field(default_factory=dict)
     _by_artifact: dict = field(default_factory=dict)
@@ -134,7 +134,7 @@ class Registry:
     def by_reads(self, reads: Reads) -> frozenset[str]:
         return frozenset(k.name for k in self.kinds if k.reads is reads and ":" not in k.name)
 
-    def counted_text_lines(self) -> dict[str, "re.Pattern[str]"]:
+    def counted_text_lines(self) -> dict[str, re.Pattern[str]]:
         """TORCH_LOGS channel -> the pattern of its lines counted while they are read."""
         return {name: kind.counted_lines for kind in self.kinds if kind.counted_lines is not None
                 for name in kind.text_names}

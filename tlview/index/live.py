@@ -9,12 +9,12 @@ by record.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from tlview.domain.compile_node import Compile, CompileNode
-from tlview.index.index import Index
 from tlview.domain.verdict import Kind
+from tlview.index.index import Index
 from tlview.source.follow import Follower
 
 IDLE_SECONDS = 2.0  # a followed log not written for this long: its open records are whole

@@ -15,7 +15,6 @@ from bisect import bisect_left, bisect_right
 from tlview.domain.compile_node import CompileNode
 from tlview.index.handlers import started_again
 
-
 PAUSE_EVERY = 128  # nodes merged (about 2 ms) between two calls of a merge's pause()
 
 

@@ -19,8 +19,14 @@ import threading
 from typing import NamedTuple
 
 from tlview.index.index import Index
-from tlview.index.pool import (POOLS, below_the_explorer, new_pool, start_forkserver,
-                               stdio_with_file_descriptors, stop_workers)
+from tlview.index.pool import (
+    POOLS,
+    below_the_explorer,
+    new_pool,
+    start_forkserver,
+    stdio_with_file_descriptors,
+    stop_workers,
+)
 from tlview.index.work_sharing import Share, shared_out
 from tlview.source.trace_file import TraceFile
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import re
 
-from tlview.index import handlers as H
 from tlview.domain.role import Role
+from tlview.index import handlers as H
 from tlview.index.kinds import Reads, RecordKind, Registry
 
 PLACE, METADATA, PAYLOAD = Reads.PLACE, Reads.METADATA, Reads.PAYLOAD

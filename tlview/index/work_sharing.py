@@ -91,7 +91,7 @@ class PartsChild:
         self.reaped = False  # waited for (its pid may be another process's now)
 
     @classmethod
-    def start(cls, part, others: list["PartsChild"]) -> "PartsChild":
+    def start(cls, part, others: list[PartsChild]) -> PartsChild:
         """`others`: the children started before, whose pipes this one must not hold open (their
         tasks pipe would never end)."""
         tasks_read, tasks_write = os.pipe()

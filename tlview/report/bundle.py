@@ -22,9 +22,9 @@ from typing import IO, BinaryIO
 
 import orjson
 
-from tlview.index.index import Index
 from tlview.domain.reasons import is_library_path
 from tlview.domain.verdict import Kind
+from tlview.index.index import Index
 from tlview.report.markdown import markdown_report
 from tlview.report.redact import Redactor, message_words, torch_names, torch_words
 from tlview.report.summary import build_summary

@@ -6,8 +6,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from tlview.report.rich_text import short_path
 from tlview.domain.verdict import Kind
+from tlview.report.rich_text import short_path
 from tlview.textsafe import FIX_CHARS, one_line, visible_data, visible_name
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))

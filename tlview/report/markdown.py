@@ -10,10 +10,10 @@ from __future__ import annotations
 import re
 
 from tlview.diagnose.caches import outcome_words
-from tlview.report.rich_text import missing_sources_line, ref, short_path, totals_line
 from tlview.domain.verdict import Kind
 from tlview.report.alike import Alike, Folding, Shown, problem_key, row_key
 from tlview.report.rank_fold import fold, named
+from tlview.report.rich_text import missing_sources_line, ref, short_path, totals_line
 from tlview.report.summary import later, listed
 from tlview.textsafe import one_line, visible_data, visible_name
 

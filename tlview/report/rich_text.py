@@ -12,9 +12,9 @@ from rich.text import Text
 from tlview.domain.compile_node import PHASES
 from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
 from tlview.domain.status import Status
-from tlview.views.tree import TreeEntry
 from tlview.domain.verdict import Kind
 from tlview.textsafe import visible
+from tlview.views.tree import TreeEntry
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.
 CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red", "frame_skipped": "bold red"}

@@ -16,15 +16,15 @@ from tlview.diagnose.hang import hang_lines
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.domain.compile_node import CompileNode
-from tlview.views.filters import Filter
-from tlview.index.index import Index
 from tlview.domain.places import user_function
 from tlview.domain.rank_history import RankGroups, rank_groups
 from tlview.domain.reasons import GraphBreak
 from tlview.domain.totals import totals as index_totals
 from tlview.domain.verdict import Kind, place_of
+from tlview.index.index import Index
 from tlview.source.trace_file import TraceFile
 from tlview.source.user_source import SourceFiles
+from tlview.views.filters import Filter
 
 
 def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles | None = None,

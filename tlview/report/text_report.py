@@ -11,6 +11,18 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from tlview.domain.reasons import reason_summary
+from tlview.domain.status import Status
+from tlview.report.alike import (
+    Folding,
+    Shown,
+    diagnosis_key,
+    failure_key,
+    row_key,
+    some_ids,
+)
+from tlview.report.cache_look import cache_lines
+from tlview.report.rank_fold import fold, named, source_said, who
 from tlview.report.rich_text import (
     CAUSE_STYLE,
     counted,
@@ -24,18 +36,6 @@ from tlview.report.rich_text import (
     timeline_bar,
     totals_line,
 )
-from tlview.domain.reasons import reason_summary
-from tlview.domain.status import Status
-from tlview.report.alike import (
-    Folding,
-    Shown,
-    diagnosis_key,
-    failure_key,
-    row_key,
-    some_ids,
-)
-from tlview.report.cache_look import cache_lines
-from tlview.report.rank_fold import fold, named, source_said, who
 from tlview.report.summary import later, listed
 from tlview.report.timeline_look import total_said
 from tlview.textsafe import FIX_CHARS, one_line, visible, visible_data, visible_name

@@ -10,8 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from tlview.diagnose.costs import LINE_TIMES
-from tlview.report.rich_text import counted, seconds
 from tlview.domain.status import Status
+from tlview.report.rich_text import counted, seconds
 from tlview.textsafe import visible
 
 BAR_MIN, BAR_MAX = 20, 80

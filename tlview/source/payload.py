@@ -47,9 +47,25 @@ class PayloadDecoder:
     each payload line, a trailing CR is dropped, blank lines inside are skipped; the first line
     that is none of these ends the payload (it and what follows are reported as bad lines)."""
 
-    __slots__ = ("digest", "keep", "kept", "kept_size", "truncated", "blank_lines", "bad_lines",
-                 "size", "_pos", "_state", "_in_payload", "_lines", "_held_cr", "_line_start",
-                 "_other_len", "_other_marks", "_other_last")
+    __slots__ = (
+        "_held_cr",
+        "_in_payload",
+        "_line_start",
+        "_lines",
+        "_other_last",
+        "_other_len",
+        "_other_marks",
+        "_pos",
+        "_state",
+        "bad_lines",
+        "blank_lines",
+        "digest",
+        "keep",
+        "kept",
+        "kept_size",
+        "size",
+        "truncated",
+    )
 
     def __init__(self, keep: int = 0) -> None:
         self.digest = hashlib.md5()
@@ -168,7 +184,7 @@ class PayloadDecoder:
                     self.bad_lines.append(self._line_start)
         self._state = _AT_LINE_START
 
-    def close(self) -> "PayloadDecoder":
+    def close(self) -> PayloadDecoder:
         """The region ended: a last line with no newline ends here."""
         if self._state != _AT_LINE_START:
             self._end_line()
@@ -248,7 +264,7 @@ class LoadedPayload:
 
     @classmethod
     def of_text(cls, text: str, md5_ok: bool | None = None,
-                problems: list[str] | None = None) -> "LoadedPayload":
+                problems: list[str] | None = None) -> LoadedPayload:
         payload = cls(text.split("\n"), md5_ok, problems or [])
         payload._text = text
         return payload

@@ -49,7 +49,7 @@ class Replay:
         self._stop = threading.Event()
         self.thread = threading.Thread(target=self._run, name="tlview-demo", daemon=True)
 
-    def start(self) -> "Replay":
+    def start(self) -> Replay:
         self.thread.start()
         return self
 

@@ -39,20 +39,20 @@ class RecordSink(Protocol):
     lazy_kinds: frozenset  # kinds whose metadata is not parsed while scanning (meta is None)
     silent_kinds: frozenset  # lazy kinds the sink need not hear of at all (counted only)
 
-    def context_code(self, source: "TraceFile", rank: int | None, fields: tuple, said_rank=...,
+    def context_code(self, source: TraceFile, rank: int | None, fields: tuple, said_rank=...,
                      offset: int | None = None) -> int:
         """A small number for (rank, raw compile-id fields); the same fields give the same code.
         `fields` and `said_rank` are as written (`...`: not there); `offset`: the record's."""
 
-    def on_record(self, source: "TraceFile", rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
+    def on_record(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict | None) -> bool:
         """A record; return True to be called again (on_payload) when its payload is complete."""
 
-    def on_payload(self, source: "TraceFile", rec: int, kind: str, ctx: int, meta: dict,
+    def on_payload(self, source: TraceFile, rec: int, kind: str, ctx: int, meta: dict,
                    payload: bytes) -> None: ...
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None: ...
 
-    def process_string(self, source: "TraceFile", index: int) -> str | None:
+    def process_string(self, source: TraceFile, index: int) -> str | None:
         """A string-table entry defined in another file of the same process."""
 
 

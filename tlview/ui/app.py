@@ -21,37 +21,36 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
-from tlview.index import gc_pauses
 from tlview.domain.compile_node import Compile
-from tlview.views.filters import Filter, missing_rank
+from tlview.domain.totals import RunningTotals
+from tlview.index import gc_pauses
 from tlview.index.index import Index
 from tlview.index.live import LiveEvents, LiveIndex
-from tlview.domain.totals import RunningTotals
-from tlview.views.tree import TreeEntry, TreeModel
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import one_line
 from tlview.ui import workers
 from tlview.ui.actions import PayloadActions
 from tlview.ui.backlog import Backlog
-from tlview.ui.filtering import Filtering
-from tlview.ui.following import Following
 from tlview.ui.commands import tlview_commands
 from tlview.ui.detail import DetailPane, pane_title
-from tlview.ui.frame_tree import FrameTree
 from tlview.ui.filter_bar import FilterBar
+from tlview.ui.filtering import Filtering
+from tlview.ui.following import Following
+from tlview.ui.frame_tree import FrameTree
+from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
 from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
-from tlview.ui.keys_first import KeysFirst
 from tlview.ui.keys import BINDINGS
-from tlview.ui.no_color import readable_no_color
+from tlview.ui.keys_first import KeysFirst
 from tlview.ui.messages import IndexFinished, IndexGrew, WorkDone, while_shown
+from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
-from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
 from tlview.ui.tree_note import TreeNote
-
+from tlview.views.filters import Filter, missing_rank
+from tlview.views.tree import TreeEntry, TreeModel
 
 # The main thread shows what the index gained in slices of about this long, SLICE_COMPILES
 # compiles at a time, then serves keys and frames for SLICE_PAUSE: 20,000 ranks shown at once held

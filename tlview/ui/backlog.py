@@ -8,8 +8,8 @@ report, and cutting a slice off the front of a list, cost the main thread O(back
 from __future__ import annotations
 
 from bisect import bisect_left, insort
-from operator import itemgetter
 from collections.abc import Iterable
+from operator import itemgetter
 
 from tlview.domain.compile_node import Compile
 

@@ -6,12 +6,12 @@ from rich.console import Group
 from rich.text import Text
 from textual.containers import Vertical
 
-from tlview.report.rich_text import source_block
-from tlview.views.tree import TreeEntry
 from tlview.domain.verdict import Kind
+from tlview.report.rich_text import source_block
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 from tlview.ui.rendered_view import RenderedHere
+from tlview.views.tree import TreeEntry
 
 
 def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:

@@ -3,17 +3,17 @@ from the same tables the keys and the filter use."""
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from textual.app import App, SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 
-from tlview.views.filters import CATEGORIES
-from tlview.report.rich_text import ranks_text
 from tlview.domain.rank_history import rank_groups
-from tlview.views.tree import JUMPS
+from tlview.report.rich_text import ranks_text
 from tlview.ui.detail import TABS
+from tlview.views.filters import CATEGORIES
+from tlview.views.tree import JUMPS
 
 
 def tlview_commands(app: App) -> Iterable[SystemCommand]:

@@ -18,10 +18,8 @@ from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import Comparison, Problem, compare
 from tlview.index import gc_pauses
-from tlview.views.filters import Filter, missing_rank
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
-from tlview.views.tree import JUMPS, TreeModel
 from tlview.textsafe import one_line
 from tlview.ui.actions import PayloadActions
 from tlview.ui.commands import tlview_commands
@@ -39,6 +37,8 @@ from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.searching import PaneReading, SearchBar
 from tlview.ui.tree_note import TreeNote
+from tlview.views.filters import Filter, missing_rank
+from tlview.views.tree import JUMPS, TreeModel
 
 
 class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActions, App[int]):

@@ -8,9 +8,9 @@ from textual import on, work
 from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
-from tlview.views.dynamic import DynamicGroup, group_dynamic
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
+from tlview.views.dynamic import DynamicGroup, group_dynamic
 
 EXPAND_HINT = " · Enter to expand"
 

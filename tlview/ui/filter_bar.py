@@ -9,8 +9,8 @@ from textual import on
 from textual.message import Message
 from textual.widgets import Input
 
-from tlview.views.filters import Filter, FilterError
 from tlview.ui.bar_input import BarInput
+from tlview.views.filters import Filter, FilterError
 
 
 class FilterBar(BarInput):

@@ -8,14 +8,14 @@ from functools import partial
 
 from rich.text import Text
 
-from tlview.views.filters import Filter
 from tlview.domain.rank_history import RankGroups
-from tlview.views.tree import TreeModel
 from tlview.ui import workers
 from tlview.ui.filter_bar import FilterBar
 from tlview.ui.messages import PayloadMatches, while_shown
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.tree_note import TreeNote
+from tlview.views.filters import Filter
+from tlview.views.tree import TreeModel
 
 
 class Filtering:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from textual import events
 
-from tlview.views.tree import TreeModel
 from tlview.textsafe import one_line
 from tlview.ui.keys import USER_MOVES
 from tlview.ui.messages import FollowState, IndexReplaced, JobEnded, while_shown
+from tlview.views.tree import TreeModel
 
 TOASTS_AT_ONCE = 3
 

@@ -22,10 +22,10 @@ from textual.widgets._tree import _TreeLine
 from textual.widgets.tree import TreeNode
 
 from tlview.report.rich_text import elided, entry_text
-from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 from tlview.ui.keys import TREE_BINDINGS
 from tlview.ui.text_size import ScrollbarsOnChange
 from tlview.ui.tree_keys import TreeKeys
+from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
 # Seconds between two layouts of the tree while a backlog comes in slices (app.refresh_views):

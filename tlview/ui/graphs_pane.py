@@ -10,11 +10,11 @@ from textual.widgets.option_list import Option
 
 from tlview.domain.artifacts import Artifact
 from tlview.domain.role import Role
-from tlview.views.tree import TreeEntry
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, first_block
 from tlview.ui.text_size import SteadyOptionList
+from tlview.views.tree import TreeEntry
 
 
 def graphs_node(entry: TreeEntry):

@@ -4,9 +4,9 @@ whose guard failed, and the panes' own jumps. Mixed into the app."""
 
 from __future__ import annotations
 
-from tlview.views.tree import JUMPS, TreeEntry
 from tlview.textsafe import one_line
 from tlview.ui.messages import JumpToCompile
+from tlview.views.tree import JUMPS, TreeEntry
 
 NAMES = {"break": "graph break", "recompile": "recompile", "error": "error"}
 KEYS = {"break": "b", "recompile": "r", "error": "x"}

@@ -6,7 +6,6 @@ from __future__ import annotations
 from tlview.ui.binding_help import HELP_SECTIONS, key  # noqa: F401 - the help reads the sections here
 from tlview.ui.detail import TABS
 
-
 BINDINGS = [
     key("q", "quit", "Quit", "App", "quit", "quit"),
     # Textual 8 binds Ctrl+C to copy, then to a "press q to quit" note: a viewer quits on it (text

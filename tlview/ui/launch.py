@@ -22,9 +22,9 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 
 from tlview.index.pool import stop_pools
-from tlview.views.filters import Filter
 from tlview.ui import early_signals
 from tlview.ui.app import TlviewApp
+from tlview.views.filters import Filter
 
 ENDING_SIGNALS = early_signals.ENDING_SIGNALS
 # Seconds an ending signal leaves the app to end cleanly (it takes about 0.5 s while a big trace
@@ -192,7 +192,7 @@ def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list
             raise NoLogsError(f"cannot run {run[0]}: {exc.strerror or exc}") from None
         path, name = job.folder, " ".join(run)[:60]
         cleanup.append(job.stop)
-        ended = lambda: job.process.poll() is not None  # noqa: E731
+        ended = lambda: job.process.poll() is not None
     elif path == "-":
         from tlview.source.stdin_log import StdinCopy
 

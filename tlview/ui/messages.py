@@ -11,9 +11,9 @@ from textual.message import Message
 from textual.worker import Worker, WorkerState
 
 from tlview.domain.compile_node import CompileNode
-from tlview.views.filters import Filter
-from tlview.index.index import Index
 from tlview.domain.rank_history import RankGroups
+from tlview.index.index import Index
+from tlview.views.filters import Filter
 from tlview.views.tree import TreeModel
 
 

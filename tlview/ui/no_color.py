@@ -48,7 +48,7 @@ def readable_gray(foreground: int, background: int) -> int:
 def readable_style(style: Style, background: int) -> Style:
     back = gray_of(style.bgcolor, background)
     fore = readable_gray(gray_of(style.color, 255 - background), back)
-    gray = lambda value: RichColor.from_rgb(value, value, value)  # noqa: E731
+    gray = lambda value: RichColor.from_rgb(value, value, value)
     return style + Style.from_color(gray(fore), gray(back) if style.bgcolor is not None else None)
 
 

@@ -9,9 +9,9 @@ from dataclasses import dataclass, field
 from rich.console import Console
 
 from tlview.index.index import Index
-from tlview.views.tree import TreeEntry
 from tlview.source.user_source import Excerpt, SourceFiles
 from tlview.ui.messages import ReportsWork
+from tlview.views.tree import TreeEntry
 
 
 @dataclass(frozen=True)

@@ -22,9 +22,9 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
+from tlview.ui.binding_help import key
 from tlview.ui.messages import ReportsWork
 from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.binding_help import key
 from tlview.ui.text_search import MAX_LINE, display_line
 from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
 from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines

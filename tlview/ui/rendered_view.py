@@ -8,8 +8,7 @@ that built the view (`render_strips`), and a frame draws only the lines on scree
 
 from __future__ import annotations
 
-from typing import Callable
-
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from rich.console import Console, Group
@@ -22,8 +21,8 @@ from textual.strip import Strip
 
 from tlview.ui.binding_help import key
 from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
+from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
@@ -56,7 +55,7 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
     class Opened(Message):
         """Enter or a click on text that names something to open (its style's meta, `opens`)."""
 
-        view: "RenderedView"
+        view: RenderedView
         meta: dict
 
     def __init__(self, **kwargs) -> None:

@@ -27,7 +27,6 @@ from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection, plain_text
 from tlview.ui.rendered_view import RenderedView, render_strips
 
-
 LOAD_GAP = 2  # after a load of the Run pane, this many times as long before the next one
 
 

@@ -15,9 +15,9 @@ from textual.containers import Horizontal
 from textual.reactive import reactive
 from textual.widgets import ProgressBar, Static
 
-from tlview.report.rich_text import counted, ranks_text
 from tlview.domain.totals import Totals
 from tlview.domain.verdict import Kind
+from tlview.report.rich_text import counted, ranks_text
 from tlview.textsafe import visible
 
 

@@ -9,15 +9,15 @@ from textual.containers import Vertical
 
 from tlview.diagnose.classify import diagnose_node
 from tlview.domain.role import Role
-from tlview.report.rich_text import CAUSE_STYLE, source_block, status_text
-from tlview.index.registry import cache_outcome
 from tlview.domain.status import Status
-from tlview.views.tree import TreeEntry
 from tlview.domain.verdict import Kind, place_of
+from tlview.index.registry import cache_outcome
+from tlview.report.rich_text import CAUSE_STYLE, source_block, status_text
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection, plain_text
 from tlview.ui.rendered_view import RenderedHere
+from tlview.views.tree import TreeEntry
 
 TIMES = [("entire_frame_compile_time_s", "whole frame"), ("backend_compile_time_s", "backend (AOT+Inductor)"),
          ("inductor_compile_time_s", "inductor"), ("code_gen_time_s", "codegen"),

@@ -38,7 +38,7 @@ SEARCH_COMPONENTS = {"search--match", "search--match-current"}
 class SearchAsked(Message):
     """`/` in a searchable view: the app opens the search bar for it."""
 
-    view: "SearchableLines"
+    view: SearchableLines
 
 
 class SearchableLines:

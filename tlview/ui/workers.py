@@ -11,16 +11,16 @@ import time
 from textual.app import App
 from textual.worker import get_current_worker
 
-from tlview.views.filters import Filter
+from tlview.domain.rank_history import rank_groups
 from tlview.index.index import Index
 from tlview.index.indexing import CHUNK, Indexer
 from tlview.index.live import LiveIndex
-from tlview.domain.rank_history import rank_groups
-from tlview.views.search import search_payloads
-from tlview.views.tree import TreeModel
 from tlview.source.discover import find_logs
 from tlview.ui.keys_first import step_back
 from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, IndexReplaced, JobEnded, PayloadMatches
+from tlview.views.filters import Filter
+from tlview.views.search import search_payloads
+from tlview.views.tree import TreeModel
 
 SEARCH_REPORT = 0.25  # seconds between two reports of a payload search
 

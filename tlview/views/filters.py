@@ -6,8 +6,8 @@ category is one of the model's own rules (compile_node.py), never a rule of its 
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Callable
 
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.role import Role
@@ -45,7 +45,7 @@ class Filter:
     payload_matches: frozenset = field(default_factory=frozenset)  # nodes whose payloads hold `text`
 
     @classmethod
-    def parse(cls, expression: str, rank: int | None = None, strict_words: bool = True) -> "Filter":
+    def parse(cls, expression: str, rank: int | None = None, strict_words: bool = True) -> Filter:
         """`recompiles,graph_breaks rank:1 some text`: category words, `rank:N`, the rest is text.
 
         With strict_words (the command line), an unknown word is an error; in the TUI's filter
@@ -85,16 +85,16 @@ class Filter:
     def active(self) -> bool:
         return bool(self.categories or self.rank is not None or self.text)
 
-    def cycle_rank(self, ranks: list[int], step: int) -> "Filter":
+    def cycle_rank(self, ranks: list[int], step: int) -> Filter:
         """The rank switcher: all ranks -> rank 0 -> rank 1 -> ... -> all ranks."""
         choices = [None, *ranks]
         at = choices.index(self.rank) if self.rank in choices else 0
         return replace(self, rank=choices[(at + step) % len(choices)])
 
-    def with_payload_matches(self, nodes) -> "Filter":
+    def with_payload_matches(self, nodes) -> Filter:
         return replace(self, payload_matches=self.payload_matches | {id(n) for n in nodes})
 
-    def same_query(self, other: "Filter") -> bool:
+    def same_query(self, other: Filter) -> bool:
         """The same words, rank and text (payload matches aside)."""
         return (self.categories, self.rank, self.text) == (other.categories, other.rank, other.text)
 

@@ -6,7 +6,7 @@ progress and stopping when asked.
 
 from __future__ import annotations
 
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from tlview.domain.compile_node import CompileNode
 from tlview.index.index import Index

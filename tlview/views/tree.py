@@ -9,17 +9,17 @@ what it added, changed and removed (a TreeDelta), so the widget touches only tho
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from tlview.domain.compile_node import Compile, CompileNode
-from tlview.views.filters import Filter
 from tlview.domain.group import Group
-from tlview.domain.role import Role
 from tlview.domain.places import resumed
 from tlview.domain.rank_history import RankGroups
+from tlview.domain.role import Role
 from tlview.domain.status import Status
 from tlview.domain.verdict import Kind
+from tlview.views.filters import Filter
 
 
 @dataclass(eq=False)
@@ -31,8 +31,8 @@ class TreeEntry:
     node: CompileNode | None = None
     compile: Compile | None = None
     status: Status | None = None
-    parent: "TreeEntry | None" = None
-    children: list["TreeEntry"] = field(default_factory=list)
+    parent: TreeEntry | None = None
+    children: list[TreeEntry] = field(default_factory=list)
     compile_ids: int = 0  # compile ids at or below this entry (shown)
     frame_compiles: list[Compile] = field(default_factory=list)  # a frame's compiles, shown or not
     label: str = ""  # a group's: `rank 3`, or `process 11055 · its file · its start`
@@ -56,7 +56,7 @@ class TreeEntry:
         """A stop for a jump (b/r/x): a compile (or Export entry) whose verdict has such a problem."""
         return self.kind in ("compile", "outside") and self.compile.verdict.has(kind)
 
-    def compiles_below(self) -> list["TreeEntry"]:
+    def compiles_below(self) -> list[TreeEntry]:
         if self.kind == "compile":
             return [self]
         return [c for child in self.children for c in child.compiles_below()]
