@@ -6,10 +6,16 @@ import os
 import shutil
 import signal
 import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, cast
 
 from tlview.cli_args import build_parser, dask_misuse
 from tlview.index import gc_pauses
 from tlview.textsafe import escape_undecodable, json_chunks, visible
+
+if TYPE_CHECKING:
+    from tlview.report.bundle import Bundled
+    from tlview.report.perfetto import PerfettoWritten
 
 EXIT_OK = 0
 EXIT_ERROR = 1  # tlview's own error, or its output could not be written
@@ -162,7 +168,8 @@ def _main(argv: list[str] | None) -> int:
         if args.run and not command:
             return _fail("--run needs a command: tlview --run -- python train.py")
         if args.report or args.json:
-            return _fail(f"{'--run' if args.run else '--demo'} opens the explorer; it does not go with --report or --json")
+            return _fail(f"{'--run' if args.run else '--demo'} opens the explorer; "
+                         "it does not go with --report or --json")
         return _tui_live(flt, args, run=command) if args.run else _tui_live(flt, args, demo=True)
     if args.path is None:
         parser.print_usage(sys.stderr)
@@ -217,7 +224,7 @@ FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_f
 
 
 @_headless_signals
-def _headless(args, flt, fail_on: list[str] = ()) -> int:
+def _headless(args, flt, fail_on: Sequence[str] = ()) -> int:
     from tlview.index.dask_index import ClusterError
     from tlview.index.indexing import open_index
     from tlview.report.summary import build_summary
@@ -275,7 +282,9 @@ def _perfetto(target: str, read_path: str, index, rank) -> int:
     if _reads(read_path, target, index):
         return _fail(NO_WRITE_HERE.format(target))
     try:
-        written = write_file(target, lambda out: write_perfetto(index, out, rank if rank is not None else ...))
+        # (write_file returns what its `write` returned, typed `object`)
+        written = cast("PerfettoWritten", write_file(
+            target, lambda out: write_perfetto(index, out, rank if rank is not None else ...)))
     except OSError as exc:
         return _cannot_write(f"the Chrome trace {target}", exc.strerror or str(exc))
     _say(written.said(target, index.has_traces))
@@ -308,8 +317,9 @@ def _bundle(args) -> int:
             return _fail(NO_WRITE_HERE.format(target).replace("--perfetto", "--bundle").replace(
                 "the trace", "the bundle"))
         try:
-            done = write_file(target, lambda out: write_bundle(index, out, args.redact, args.only_problems,
-                                                               SourceFiles(roots)))
+            # (write_file returns what its `write` returned, typed `object`)
+            done = cast("Bundled", write_file(target, lambda out: write_bundle(
+                index, out, args.redact, args.only_problems, SourceFiles(roots))))
         except OSError as exc:
             return _cannot_write(f"the bundle {target}", exc.strerror or str(exc))
     finally:
@@ -352,7 +362,8 @@ def _headless_compare(args, flt, fail_on: list[str]) -> int:
                 return _fail(str(exc))
             if problem := missing_rank(flt.rank, indexes[-1].ranks()):
                 return _fail(f"{path}: {problem}")
-        comparison = compare(*indexes, *args.compare, keep=_keep(flt))
+        (before, after), (before_name, after_name) = indexes, args.compare  # (--compare takes two)
+        comparison = compare(before, after, before_name, after_name, keep=_keep(flt))
         doc = comparison.as_dict()
 
         write = _writer(args, doc, "markdown_compare", "compare_report.render_compare")
@@ -491,7 +502,8 @@ def _tui_compare(args, flt) -> int:
         return _fail(problem)
     from tlview.ui.launch import run_compare
 
-    return run_compare(*args.compare, latest=args.latest, flt=flt)
+    before, after = args.compare  # (--compare takes two)
+    return run_compare(before, after, latest=args.latest, flt=flt)
 
 
 def _tui_live(flt, args, path: str | None = None, demo: bool = False, run: list[str] | None = None) -> int:

@@ -31,7 +31,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="tlview", description="A terminal explorer for torch.compile logs "
         "(TORCH_TRACE folders and files, TORCH_LOGS text).", epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("path", nargs="?", help="a TORCH_TRACE folder or file, or TORCH_LOGS text ('-' for stdin with --follow)")
+    p.add_argument("path", nargs="?",
+                   help="a TORCH_TRACE folder or file, or TORCH_LOGS text ('-' for stdin with --follow)")
     out = p.add_mutually_exclusive_group()
     out.add_argument("--report", action="store_true", help="print a readable summary and exit")
     out.add_argument("--json", action="store_true", help="print one JSON document and exit")

@@ -7,16 +7,34 @@ compiled pattern's own (no lookup through it)."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 _ANSWERS = ("match", "search", "fullmatch", "finditer", "findall", "sub", "subn", "split",
             "pattern", "flags", "groups", "groupindex", "scanner")
 
 
 class LazyPattern:
-    def __init__(self, pattern: str | bytes, flags: int = 0) -> None:
+    # What __getattr__ answers, typed as re.Pattern[str]'s own. Annotations only, no class
+    # attributes: the first use still reaches __getattr__, which sets them on the instance.
+    match: Callable[..., re.Match[str] | None]
+    search: Callable[..., re.Match[str] | None]
+    fullmatch: Callable[..., re.Match[str] | None]
+    finditer: Callable[..., Iterator[re.Match[str]]]
+    findall: Callable[..., list[Any]]
+    sub: Callable[..., str]
+    subn: Callable[..., tuple[str, int]]
+    split: Callable[..., list[str | Any]]
+    pattern: str
+    flags: int
+    groups: int
+    groupindex: Mapping[str, int]
+    scanner: Callable[..., Any]
+
+    def __init__(self, pattern: str, flags: int = 0) -> None:
         self._source = (pattern, flags)
 
-    def __getattr__(self, name: str):
+    def __getattr__(self, name: str) -> Any:
         if name not in _ANSWERS:
             raise AttributeError(name)
         compiled = re.compile(*self._source)
@@ -28,5 +46,5 @@ class LazyPattern:
         return f"LazyPattern({self._source[0]!r})"
 
 
-def lazy(pattern: str | bytes, flags: int = 0) -> LazyPattern:
+def lazy(pattern: str, flags: int = 0) -> LazyPattern:
     return LazyPattern(pattern, flags)

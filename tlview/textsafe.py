@@ -71,6 +71,8 @@ def visible_data(value):
 def _escaped_byte(error: UnicodeError) -> tuple[str, int]:
     """A byte of a file name that is not UTF-8 (Python keeps it as a surrogate) shows as `\\xff`,
     as `ls -b` shows it, instead of ending the output with an encoding error."""
+    if not isinstance(error, UnicodeEncodeError):  # registered for writing only: text, not bytes
+        raise error
     bad = error.object[error.start:error.end]
     return "".join(f"\\x{ord(c) - 0xDC00:02x}" if 0xDC80 <= ord(c) <= 0xDCFF else f"\\u{ord(c):04x}"
                    for c in bad), error.end
@@ -110,7 +112,7 @@ def _json_char(char: str) -> str:
     return f"\\u{0xd800 + (code >> 10):04x}\\u{0xdc00 + (code & 0x3ff):04x}"
 
 
-def json_bytes(summary: dict) -> bytes:
+def json_bytes(summary: object) -> bytes:
     """The JSON document, with every control character escaped (`\\u001b`, `\\u009b`): a
     `cat` of it never acts on the terminal. (Those bytes occur only inside JSON strings.)"""
     import orjson

@@ -13,6 +13,7 @@ import threading
 import weakref
 from dataclasses import dataclass, field
 from math import isfinite
+from typing import TypeGuard
 
 from tlview.domain.compile_id import CompileId
 from tlview.domain.group import Group
@@ -118,7 +119,7 @@ def _event(source: TraceFile, rec: int, payload: bytes | None, ends: tuple | Non
 def _take(state: FileSpans, index, source: TraceFile, rec: int, event: dict | None) -> None:
     ts = event.get("ts") if event is not None else None
     phase = event.get("ph") if event is not None else None
-    if type(ts) not in (float, int) or not isfinite(ts) or type(phase) is not str:  # (bool is no time)
+    if event is None or not _number(ts) or type(phase) is not str:  # (bool is no time)
         state.bad += 1
         return
     state.events += 1
@@ -158,5 +159,6 @@ def _span(index, source: TraceFile, rec: int, event: dict, seconds: float) -> Sp
                 name if isinstance(name, str) else "?", seconds)
 
 
-def _number(value) -> bool:
-    return type(value) in (float, int) and isfinite(value)
+def _number(value: object) -> TypeGuard[float | int]:
+    """A finite JSON number (a bool is none)."""
+    return (type(value) is float or type(value) is int) and isfinite(value)

@@ -132,8 +132,8 @@ def _size_fix(problem: CompileProblem, settings: CompileSettings) -> str:
                 f"one compile for each of sizes 0 and 1")
     if settings.static_by_request:
         return (f"{_static_why(settings)}, so every new size compiles again: drop dynamic=False (or that "
-                f"setting: a size that changes then becomes dynamic at its first change: one recompile), or mark the dim "
-                f"dynamic before the call: {mark}")
+                f"setting: a size that changes then becomes dynamic at its first change: one recompile), "
+                f"or mark the dim dynamic before the call: {mark}")
     return (f"mark the dim dynamic before the first call: {mark} (without it, Dynamo makes it dynamic "
             "at its first change: this recompile); if only a few sizes occur, pad or bucket the inputs")
 
@@ -507,7 +507,9 @@ def _recompile_limit_fix(problem: CompileProblem, settings: CompileSettings) -> 
     limit = f"{CONFIG}{settings.recompile_limit_name}"
     now = settings.value(settings.recompile_limit_name)
     raise_it = f"raise {limit}{f' (now {now})' if now is not UNKNOWN else ''} if each version is worth it"
-    repeated = next((p for p in problem.node.compile.verdict.problems if p.kind is Kind.RECOMPILE), None)
+    compile_ = problem.node.compile
+    repeated = (next((p for p in compile_.verdict.problems if p.kind is Kind.RECOMPILE), None)
+                if compile_ is not None else None)  # (a node of the index has its compile)
     if repeated is None or repeated.cause == NOT_LOGGED:
         return f"the frame now runs eagerly: fix the reason that repeats (the recompiles before it), or {raise_it}"
     return f"the frame now runs eagerly: {_recompile_fix(repeated, settings)}; or {raise_it}"

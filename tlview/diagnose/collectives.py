@@ -124,8 +124,9 @@ def parity(graphs: RankGraphs) -> list[dict]:
             offset = sum(abs(scheduled.get(n, 0) - called.get(n, 0)) for n in set(scheduled) | set(called))
             missing_waits = max(0, sum(called.values()) - waits)
             if offset or missing_waits:
-                key = (cid, offset, missing_waits, tuple(sorted(scheduled.items())), tuple(sorted(called.items())))
-                found.setdefault(key, []).append(rank)
+                finding = (cid, offset, missing_waits, tuple(sorted(scheduled.items())),
+                           tuple(sorted(called.items())))
+                found.setdefault(finding, []).append(rank)
     return [{"compile_id": cid, "ranks": ranks, "offset": offset, "missing_waits": missing,
              "schedule_counts": dict(sched), "code_counts": dict(code)}
             for (cid, offset, missing, sched, code), ranks in found.items()]

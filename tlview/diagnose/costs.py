@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from tlview.diagnose.classify import diagnose_node
 from tlview.diagnose.stepping import stepping
@@ -13,7 +14,7 @@ from tlview.index.index import Index
 
 def timeline(index: Index, rank=..., between=None) -> list[dict]:
     """Compiles by compile time, longest first. (`between`: stepping.py)"""
-    rows = []
+    rows: list[dict[str, Any]] = []
     for (group, _key), compile_ in stepping(list(index.compiles.items()), between):
         if rank is not ... and group.rank != rank:
             continue
@@ -67,7 +68,7 @@ def run_summary(index: Index, rank=..., rows: list[dict] | None = None, between=
     breaks: dict = defaultdict(lambda: {"count": 0, "compile_ids": [], "times": []})
     failures = []
     for node in stepping(index.iter_nodes(rank), between):
-        if node.cid.frame is None:
+        if node.cid.frame is None or node.compile is None:  # (the index gives every node its compile)
             continue
         frame = frames[(node.group, node.cid.frame_key)]
         if not frame.get("function"):

@@ -6,10 +6,12 @@ Reads records from disk (describe_* records, guard and graph payloads): call it 
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
 import re
 import textwrap
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from typing import Any
 
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.reasons import Failure, RecompileReason
@@ -28,9 +30,10 @@ _GRAPH_HEADER = ("TRACED GRAPH",)
 class InputChange:
     source: str  # L['x']
     field: str
-    before: object
-    after: object
-    dims: list[int] = field(default_factory=list)  # for size/stride: the indices that changed
+    before: Any  # a list for size and stride (indexed by `dims`), else a value
+    after: Any
+    # (dataclasses.field: `field` in this class names the input's field)
+    dims: list[int] = dataclasses.field(default_factory=list)  # for size/stride: the indices that changed
 
 
 @dataclass
@@ -129,7 +132,9 @@ def _clean_graph(line: str) -> str:
 def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | None = None) -> RecompileDiff:
     """Against the compile the verdict measures the recompile against (the guard that failed in
     the latest compile of the frame), or the one `reason` names."""
-    recompile = node.compile.verdict.recompile
+    compile_ = node.compile
+    assert compile_ is not None  # a node of the index: linked to its compile when it was made
+    recompile = compile_.verdict.recompile
     if reason is None and recompile is not None and recompile.logged:
         reason, against = recompile.evidence, recompile.against
     else:
@@ -140,7 +145,7 @@ def recompile_diff(index: Index, node: CompileNode, reason: RecompileReason | No
     changes = _changes(before, after)
     # A compile that failed (the recompile limit, an error while tracing) installed no guards:
     # diffed, every guard of the other would read as deleted.
-    failed = node.compile.verdict.failure
+    failed = compile_.verdict.failure
     failure = failed.evidence if failed is not None else None
     if against is not None and failure is None:
         old_guards = [g for g in _payload_lines(against, "dynamo_cpp_guards_str", _clean_guard) if g]
@@ -198,8 +203,8 @@ def diff_lines(diff: RecompileDiff, width: int) -> list[str]:
         first = f"{failure.fail_type}: {message[0].strip()}" if message else failure.fail_type
         prose.append(f"# [{node.id}] failed: {diff.failure_why}")
         prose += [f"  {first}".rstrip()] + [f"  {ln.rstrip()}" for ln in message[1:FAILURE_LINES]]
-        prose += [f"  A compile that fails installs no guards and keeps no graph: there is nothing "
-                  f"of [{node.id}] to compare with [{against.id if against else '?'}].", ""]
+        prose += [(f"  A compile that fails installs no guards and keeps no graph: there is nothing "
+                   f"of [{node.id}] to compare with [{against.id if against else '?'}]."), ""]
     prose.append("# inputs that changed")
     prose += [f"  {describe_change(c)}" for c in diff.changes] or ["  (none found in the describe records)"]
     lines = [wrapped for line in prose for wrapped in wrap_prose(line, width)]

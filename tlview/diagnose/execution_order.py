@@ -72,11 +72,11 @@ def execution_order(graphs: RankGraphs) -> dict | None:
         "first_difference": None,
     }
     if first is not None:
-        by_cid: dict = {}
+        ranks_by_cid: dict[str | None, list[int]] = {}
         for kind, row in zip(kinds, firsts):
-            by_cid.setdefault(row[first][0] if first < len(row) else None, []).extend(kind)
+            ranks_by_cid.setdefault(row[first][0] if first < len(row) else None, []).extend(kind)
         result["first_difference"] = {
             "position": first + 1,
-            "groups": [{"ranks": sorted(ranks), "compile_id": cid} for cid, ranks in by_cid.items()],
+            "groups": [{"ranks": sorted(ranks), "compile_id": cid} for cid, ranks in ranks_by_cid.items()],
         }
     return result

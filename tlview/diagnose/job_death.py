@@ -26,7 +26,8 @@ DEATHS = (
     ("collective mismatch", lazy(r"Received data size doesn't match expected size|"
                                        r"[Cc]ollective mismatch|Detected mismatch between collectives")),
     ("peer lost", lazy(r"Connection (?:reset|closed) by peer")),
-    ("NCCL error", lazy(r"NCCL (?:error|communicator was aborted)|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
+    ("NCCL error", lazy(r"NCCL (?:error|communicator was aborted)"
+                        r"|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
     ("timeout", lazy(r"DistStoreError|Socket Timeout")),
 )
 DIGITS = lazy(r"\d+")

@@ -12,13 +12,16 @@ from __future__ import annotations
 import hashlib
 import sys
 from dataclasses import dataclass, field
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import orjson
 
 from tlview.domain.compile_id import CompileId
 from tlview.index.index import Index
 from tlview.index.registry import cache_outcome
+
+if TYPE_CHECKING:
+    from tlview.domain.artifacts import Artifact
 
 SCHEDULE = "inductor_collective_schedule"
 RUNTIME_META = "inductor_runtime_and_tensor_meta"
@@ -35,7 +38,7 @@ class GraphMeta(NamedTuple):
     digest: bytes  # of the whole payload, keys sorted: tlparse compares the whole of it
     ops: int
     runtime_ns: float  # the sum of the ops' estimates
-    artifact: object
+    artifact: Artifact
 
 
 def load_meta(meta: GraphMeta) -> dict:
@@ -66,7 +69,7 @@ class RankGraphs:
     # rank -> compile id (with its attempt, as tlparse's graph folders) -> payloads, in the order logged
     schedules: dict[int, dict[str, list[list[str]]]] = field(default_factory=dict)
     runtime_meta: dict[int, dict[str, list[GraphMeta]]] = field(default_factory=dict)
-    output_code: dict[tuple[int, str], object] = field(default_factory=dict)  # the first, not loaded
+    output_code: dict[tuple[int, str], Artifact] = field(default_factory=dict)  # the first, not loaded
     cache: dict[tuple[int, str], str] = field(default_factory=dict)  # (rank, compile key) -> outcome
     execution: dict[int, list[str]] = field(default_factory=dict)  # rank -> compile ids run, in order
 
@@ -78,13 +81,13 @@ def _json(artifact, parsed: dict | None = None):
     """The payload parsed; `parsed` holds what was parsed by content (Artifact.content_key): ranks
     alike log the same payloads, read and parsed once (the callers do not change them)."""
     key = artifact.content_key() if parsed is not None else None
-    if key is not None and key in parsed:
+    if parsed is not None and key is not None and key in parsed:
         return parsed[key]
     try:
         value = orjson.loads(artifact.load().text)
     except (orjson.JSONDecodeError, OSError, UnicodeError):
         value = None
-    if key is not None:
+    if parsed is not None and key is not None:
         parsed[key] = value
     return value
 
@@ -112,7 +115,7 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
     graphs = RankGraphs(ranks)
     rank_set = set(ranks)
     parsed: dict = {}  # payloads by content
-    briefs: dict = {}  # runtime metadata in brief, by its payload's content
+    briefs: dict[str, GraphMeta] = {}  # runtime metadata in brief, by its payload's content
     if nodes is None:
         nodes = [(n, rank) for n in index.iter_nodes() if (rank := n.rank) in rank_set and n.cid.frame is not None]
     for node, rank in nodes:
@@ -132,12 +135,12 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
                     if key is not None:
                         briefs[key] = brief
                 if brief is not None:
-                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(GraphMeta(*brief[:3], art))
+                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(brief._replace(artifact=art))
             elif name == OUTPUT_CODE:
                 graphs.output_code.setdefault((rank, cid), art)
             elif (outcome := cache_outcome(name)) is not None:
                 key = (rank, compile_key(cid))
-                if CACHE_STRENGTH[outcome] > CACHE_STRENGTH.get(graphs.cache.get(key), 0):
+                if CACHE_STRENGTH[outcome] > CACHE_STRENGTH.get(graphs.cache.get(key, ""), 0):
                     graphs.cache[key] = outcome
     for group, node in list(index.outside.items()):
         if group.rank not in rank_set:

@@ -9,6 +9,7 @@ Every check tlparse 0.4.3's --all-ranks-html makes, plus recompile counts; compu
 from __future__ import annotations
 
 from collections import defaultdict
+from typing import Any
 
 from tlview.diagnose import collectives, runtime_estimates
 from tlview.diagnose.execution_order import execution_order
@@ -27,7 +28,7 @@ def divergence(index: Index) -> dict:
     """Empty lists (and None for the checks that say more than a list) when the ranks agree (or
     there is one rank: then only its collectives parity, and how the job died)."""
     ranks = [r for r in index.ranks() if r is not None]
-    result = {"ranks": ranks, "compile_ids": [], "functions": [], "recompile_counts": [],
+    result: dict[str, Any] = {"ranks": ranks, "compile_ids": [], "functions": [], "recompile_counts": [],
               "cache_patterns": [], "collective_schedules": [], "collective_sequences": None,
               "collectives_parity": [], "tensor_meta": None, "runtime_estimates": None,
               "execution_order": None, "job_death": job_death(index)}
@@ -47,7 +48,7 @@ def divergence(index: Index) -> dict:
         # one compile id, different code on different ranks: their compiles are not the same thing
         if node.cid.attempt == 0 and (function := node.function()):
             functions[node.id][rank] = function
-        if node is node.compile.head and node.compile.verdict.has(Kind.RECOMPILE):
+        if (compile_ := node.compile) is not None and node is compile_.head and compile_.verdict.has(Kind.RECOMPILE):
             recompiles[rank] += 1
         caches[rank].extend(a.name for a in node.artifacts_in(Role.CACHE))
     for cid, where in present.items():

@@ -14,6 +14,7 @@ Torch estimates 0 for every op off the GPU: a CPU run's estimates are all 0.
 from __future__ import annotations
 
 import math
+from typing import Any
 
 from tlview.diagnose.rank_graphs import RankGraphs, load_meta, meta_ops
 from tlview.diagnose.rank_groups import group_by_key
@@ -86,14 +87,14 @@ def runtime_analysis(graphs: RankGraphs) -> dict | None:
                 "graph_counts": [{"ranks": g, "graphs": len(per_rank[g[0]])}
                                  for g in group_by_key({r: len(v) for r, v in per_rank.items()})]}
     ranks = sorted(per_rank)
-    rows = []
+    rows: list[dict[str, Any]] = []
     for i in range(len(per_rank[ranks[0]])):
-        fastest = slowest = None
+        fastest = slowest = (ranks[0], per_rank[ranks[0]][i][1])  # (the loop takes it again first)
         for rank in ranks:
             runtime = per_rank[rank][i][1]
-            if fastest is None or runtime <= fastest[1]:
+            if runtime <= fastest[1]:
                 fastest = (rank, runtime)
-            if slowest is None or runtime >= slowest[1]:
+            if runtime >= slowest[1]:
                 slowest = (rank, runtime)
         rows.append({"compile_id": per_rank[ranks[0]][i][0], "delta_ms": _ms(slowest[1] - fastest[1]),
                      "fastest": {"rank": fastest[0], "ms": _ms(fastest[1])},

@@ -12,6 +12,7 @@ from __future__ import annotations
 import threading
 import weakref
 from dataclasses import dataclass, field
+from typing import Any
 
 from tlview.diagnose.stepping import stepping
 from tlview.domain.compile_node import Compile
@@ -107,18 +108,19 @@ def _without_convert_frame(stack: list[StackFrame]) -> list[StackFrame]:
     return stack
 
 
-def trie_as_dict(root: TrieNode) -> list[dict]:
+def trie_as_dict(root: TrieNode) -> list[dict[str, Any]]:
     """The trie's children as plain data (to save or compare), built without recursion: a stack
     can be thousands of frames deep."""
-    out: list[dict] = []
+    out: list[dict[str, Any]] = []
     pending = [(root, out)]
     while pending:
         node, into = pending.pop()
-        for child in node.children.values():
-            entry = {"frame": str(child.frame), "code": child.frame.code,
+        for frame, child in node.children.items():  # (a child's frame is its key)
+            children: list[dict[str, Any]] = []
+            entry = {"frame": str(frame), "code": frame.code,
                      "compiles": [{"id": str(c.key), "rank": c.rank, "process": c.group.pid,
                                    "status": c.status.word} for c in child.compiles],
-                     "children": []}
+                     "children": children}
             into.append(entry)
-            pending.append((child, entry["children"]))
+            pending.append((child, children))
     return out

@@ -17,6 +17,8 @@ import re
 from collections import defaultdict
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
+from math import isfinite
+from typing import TypeGuard
 
 from tlview.diagnose.chromium_spans import Span, all_spans
 from tlview.diagnose.stepping import stepping
@@ -193,6 +195,8 @@ def _clock_text(origin: float | None, clock: str) -> str | None:
         return None
 
 
-def _number(value) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value == value \
-        and abs(value) != float("inf")
+def _number(value: object) -> TypeGuard[float | int]:
+    """An int, or a finite float (not NaN, not infinite); a bool is none."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return not isinstance(value, float) or isfinite(value)

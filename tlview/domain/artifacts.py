@@ -35,12 +35,12 @@ class ArtifactKind(Protocol):
     def language(self) -> str | None: ...
 
 
-def format_frame(filename: str, line, name) -> str:
+def format_frame(filename: object, line: object, name: object) -> str:
     """How a stack frame reads everywhere: `/path/file.py:12 in forward`."""
     return f"{filename}:{line} in {name}"
 
 
-def resolve_stack(source, frames) -> list[str]:
+def resolve_stack(source: object, frames: object) -> list[str]:
     """A stack as torch writes it (`[{"filename": 3, "line": 12, "name": "f"}, ...]`, file names
     by string-table id) as readable frames; `source` resolves the ids (a TraceFile)."""
     out = []
@@ -114,7 +114,7 @@ class Artifact:
     kind: ArtifactKind
     source: Any  # the TraceFile or TextLog that holds it
     rec: int  # record number in that source
-    info: dict | None = None  # small metadata (e.g. the output code's file name)
+    info: dict[str, Any] | None = None  # small metadata (e.g. the output code's file name)
 
     @property
     def title(self) -> str:
@@ -142,7 +142,7 @@ class Artifact:
         return f"{self.title} · {ident}" if ident else self.title
 
     @property
-    def role(self):
+    def role(self) -> Role:
         return self.kind.role
 
     @property
@@ -152,12 +152,14 @@ class Artifact:
 
     def load(self) -> LoadedPayload:
         """Read the payload from disk now (lines, md5 check, problems)."""
-        return self.source.load_payload(self.rec)
+        loaded: LoadedPayload = self.source.load_payload(self.rec)
+        return loaded
 
     def content_key(self) -> str | None:
         """What makes two payloads equal without reading them: the md5 of a payload the scan
         verified (None when it was not, or for text)."""
-        return self.source.verified_md5(self.rec)
+        md5: str | None = self.source.verified_md5(self.rec)
+        return md5
 
 
 @dataclass(slots=True, eq=False)
@@ -179,17 +181,18 @@ class DynamicEvent:
     def is_guard(self) -> bool:
         return self.kind.startswith("guard_added")
 
-    def fields(self) -> dict:
+    def fields(self) -> dict[str, Any]:
         """The event's metadata (symbol, sources, expr, user_stack, ...); {} for a text line."""
         if self.rec < 0 or not hasattr(self.source, "load_event"):
             return {}
-        return self.source.load_event(self.rec)
+        event: dict[str, Any] = self.source.load_event(self.rec)
+        return event
 
     def user_stack(self) -> list[str]:
         return resolve_stack(self.source, self.fields().get("user_stack"))
 
 
-def dynamic_summary(kind: str, info: dict) -> str:
+def dynamic_summary(kind: str, info: dict[str, Any]) -> str:
     if kind == "create_symbol":
         return f"{info.get('symbol')} = {info.get('val')} for {info.get('source')} (range {info.get('vr')})"
     if kind == "create_unbacked_symbol":
@@ -214,4 +217,5 @@ class TextRecord:
 
     def load_text(self, limit: int = 8 << 20) -> str:
         """Its lines, read from disk (the first `limit` bytes of a huge one)."""
-        return self.source.payload_text(self.rec, limit)
+        text: str = self.source.payload_text(self.rec, limit)
+        return text

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
+from typing import Any
 
 import orjson
 
@@ -79,9 +80,11 @@ def family_of(gb_type: str, explanation: str, standard_hints: tuple[str, ...] | 
 
 
 @lru_cache(maxsize=1)
-def _raw() -> dict[str, dict]:
+def _raw() -> dict[str, dict[str, Any]]:
     """PyTorch's words for every id; read once, when a break first names one (120 KB: 2 ms)."""
-    return orjson.loads(resources.files("tlview.domain").joinpath("graph_break_registry.json").read_bytes())
+    path = resources.files("tlview.domain").joinpath("graph_break_registry.json")
+    raw: dict[str, dict[str, Any]] = orjson.loads(path.read_bytes())
+    return raw
 
 
 def registry() -> dict[str, RegistryEntry]:
@@ -104,7 +107,7 @@ def gb_ids_in(text: str | None) -> list[str]:
 def entry(gb_id: str | None) -> RegistryEntry | None:
     """The entry of an id; None for no id, or an id of a torch newer than the registry shipped."""
     raw = _raw().get(gb_id.lower()) if gb_id else None
-    if raw is None:
+    if raw is None or gb_id is None:  # (no raw without an id)
         return None
     return RegistryEntry(gb_id.lower(), raw["type"], raw["explanation"], tuple(raw["standard_hints"]),
                          family_of(raw["type"], raw["explanation"], raw["standard_hints"]))

@@ -89,7 +89,7 @@ def _skipped_call(gb: GraphBreak) -> SkippedCall:
     reason = _SKIP_REASON.search(gb.context or "")
     c_function = reason is None or "C extension or builtin" in reason.group("reason") or "builtin" in text
     return SkippedCall(name, "disable" in (gb.detail or "") or "wrapped with `torch.compiler.disable`" in text,
-                       None if c_function else reason.group("reason"))
+                       None if c_function or reason is None else reason.group("reason"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -119,7 +119,7 @@ NOT_LOGGED = "not_logged"
 # GuardBuilder: TENSOR_MATCH writes `tensor 'x' size mismatch ...`, ID_MATCH `___check_obj_id(...)`,
 # TYPE_MATCH `___check_type_id(...)`, LENGTH_CHECK `len(x) == 3`, DICT_KEYS_MATCH `list(d.keys())
 # == [...]`, EQUALS_MATCH `x == 2`, the shape environment `Ne(Mod(s0, 4), 0)`); the first match wins.
-_RECOMPILE_RULES = [  # (cause, patterns, why)
+_RECOMPILE_PHRASES = [  # (cause, patterns, why)
     ("size_mismatch", [r"^tensor '.*?' size mismatch", r"\bsizes? (?:changed|differ)"],
      "input {tensor} changed size{detail}"),
     ("stride_mismatch", [r"^tensor '.*?' stride mismatch", r"\bstrides? (?:changed|differ)"],
@@ -138,7 +138,8 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
                       r"\bdeterministic_algorithms\b", r"___check_global_state", r"___check_current_backend",
                       r"default_device", r"___check_torch_function", r"\bforward_ad\._current_level"],
      "global state changed between calls ({detail})"),
-    ("value_became_none", [r"^expected type of '[^']+' to be <class 'NoneType'>", r"^expected type of .*but found <class 'NoneType'>"],
+    ("value_became_none", [r"^expected type of '[^']+' to be <class 'NoneType'>",
+                           r"^expected type of .*but found <class 'NoneType'>"],
      "a value that was None changed, or became None ({detail})"),
     ("type_changed", [r"^expected type of '[^']+' to be"],
      "a value of another type was passed or read ({detail})"),
@@ -151,7 +152,8 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
      "a value of another type was passed or read ({detail})"),
     ("object_identity", [r"___check_obj_id\(", r"\bID_MATCH\b"],
      "a different object was passed or captured ({detail})"),
-    ("tensor_aliasing", [r"___check_tensors", r"aliasing", r"^Duplicate tensors found", r"^[^=<>!]+ is (?:not )?[^=]+$"],
+    ("tensor_aliasing", [r"___check_tensors", r"aliasing", r"^Duplicate tensors found",
+                         r"^[^=<>!]+ is (?:not )?[^=]+$"],
      "inputs that were the same tensor are now two (or the reverse): {detail}"),
     ("hooks_changed", [r"_(?:forward|backward)(?:_pre)?_hooks\b", r"_state_dict_hooks", r"_global_\w*hooks"],
      "a hook was added to or removed from a module: {detail}"),
@@ -172,7 +174,7 @@ _RECOMPILE_RULES = [  # (cause, patterns, why)
                       r"\bCONSTANT_MATCH\b", r"\bEQUALS_MATCH\b", r"^[\w\[\]'\".()]+ == "],
      "a Python value changed: {detail}"),
 ]
-_RECOMPILE_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _RECOMPILE_RULES]
+_RECOMPILE_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _RECOMPILE_PHRASES]
 _TENSOR_NAME = lazy(r"tensor '(.+?)' ")
 _EXPECTED = lazy(r"(?:at index (\d+)\. )?expected ([^,]+), actual (\S+)")
 
@@ -191,7 +193,8 @@ GUARD_SOURCES = (
     ("attribute", lazy(r"^(?P<name>(?:L\['\w+'\]|\w+)(?:\.\w+|\[['\"]\w+['\"]\])+)\s*(?:==|!=|is\b)")),
     ("local", lazy(r"^(?P<name>L\['\w+'\]|\w+)\s*(?:==|!=|is\b)")),
 )
-_LITERAL = lazy(r"(?:==|!=|\bis(?: not)?)\s*(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
+_LITERAL = lazy(r"(?:==|!=|\bis(?: not)?)\s*"
+                r"(?P<value>-?\d+\.\d*(?:e-?\d+)?|-?\d+(?:e-?\d+)?|True|False|None|'[^']*')\s*$")
 _LOCAL_NAME = lazy(r"[LG]\['([^']+)'\]")
 _AT_INDEX = lazy(r"\bat index (\d+)")
 
@@ -199,7 +202,8 @@ _AT_INDEX = lazy(r"\bat index (\d+)")
 # A guard that calls a check on what it reads (`___check_obj_id(act.__code__, 1)`, `len(xs) == 3`,
 # `list(cfg.keys()) == [...]`): the expression read is its first argument.
 _WRAPPED = lazy(r"^(?:not )?(?:___check_obj_id|___check_type_id|len|hasattr|list|isinstance|___dict_contains)"
-                r"\((?:'[^']*', )?(?:dict\.keys\()?(?P<inner>(?:[^,()]|\([^()]*\))+)|^expected type of '(?P<named>[^']+)' to be "
+                r"\((?:'[^']*', )?(?:dict\.keys\()?(?P<inner>(?:[^,()]|\([^()]*\))+)"
+                r"|^expected type of '(?P<named>[^']+)' to be "
                 r"<class '(?P<was>[\w.]+)'>")
 _WRAPPED_TAIL = lazy(r"\.(?:keys\(\)|__code__|__func__|__dict__)$")
 _OF_TYPE = lazy(r"type=<class '(?P<type>[\w.]+)'>")
@@ -272,7 +276,7 @@ def recompile_not_logged(text_only: bool) -> Cause:
 
 # ---- graph breaks -------------------------------------------------------------------------------
 
-_BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's line, why)
+_BREAK_PHRASES = [  # (cause, patterns over reason+detail+explanation+the user's line, why)
     ("print_or_logging",
      [r"operator `print`", r"builtin `?print`?\b", r"logging function", r"\blogging\.\w+",
       r"\blogger\.(?:debug|info|warning|error|exception)\b", r"`warnings\.warn`", r"/logging/__init__\.py"],
@@ -303,8 +307,9 @@ _BREAK_RULES = [  # (cause, patterns over reason+detail+explanation+the user's l
       r"Unsupported"],
      "a Python construct Dynamo does not support here"),
 ]
-_BREAK_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _BREAK_RULES]
-_LOGGING_CALL = lazy(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
+_BREAK_RULES = [(cause, any_of(patterns), why) for cause, patterns, why in _BREAK_PHRASES]
+_LOGGING_CALL = lazy(r"\b((?:logging|[A-Za-z_]*log(?:ger)?)"
+                     r"\.(?:debug|info|warning|warn|error|exception|critical|log))\(")
 
 
 def break_cause(gb: GraphBreak) -> Cause:
@@ -375,7 +380,8 @@ def _skipped_name(gb: GraphBreak) -> str:
     return (m.group("q") or m.group("f")) if m else "a function of torch's"
 
 
-_CALL_ARGUMENTS = lazy(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] \(has_kwargs (?P<kw>True|False)\)")
+_CALL_ARGUMENTS = lazy(r"operator `(?P<fn>\w+)` with argument types \[(?P<types>[^\]]*)\] "
+                       r"\(has_kwargs (?P<kw>True|False)\)")
 
 
 def _logging_call(subject: str | None, explanation: str | None) -> LoggingCall:
@@ -430,7 +436,8 @@ _LIMIT = any_of([r"recompile[_ ]limit", r"cache[_ ]size[_ ]limit"])
 _FAKE_KERNEL = any_of([r"no fake impl registered", r"register_fake", r"fake kernel", r"Meta kernel",
                        r"fake impl"])
 # A custom op (torch.library): a CustomOpDef, or an op of a namespace that is not torch's own.
-_CUSTOM_OP = lazy(r"CustomOpDef\((?P<def>[\w.:]+)\)|(?:for operator|operator:?) (?P<op>(?!aten::|prims::|_c10d\w*::|c10d::|"
+_CUSTOM_OP = lazy(r"CustomOpDef\((?P<def>[\w.:]+)\)|"
+                  r"(?:for operator|operator:?) (?P<op>(?!aten::|prims::|_c10d\w*::|c10d::|"
                   r"quantized::|inductor::|higher_order::)\w+::[\w.]+)|`(?P<attr>\w+)\.register_fake`")
 _BACKEND_RAISED = any_of([r"backend='?\w+'? raised"])
 _CONSTRAINTS = any_of([r"marked .* as dynamic but", r"Constraints violated"])
@@ -442,7 +449,8 @@ _DATA_DEPENDENT = any_of([r"GuardOnDataDependentSymNode", r"Could not guard on d
                           r"PendingUnbackedSymbolNotFound", r"unbacked symbols? .*not in returned outputs",
                           r"data-dependent expression", r"DataDependentOutputException",
                           r"Could not extract specialized integer from data-dependent"])
-_CONTROL_FLOW_OP = any_of([r"UncapturedHigherOrderOpError", r"\btorch\.(?:cond|while_loop|scan|map)\b.*(?:expected|must|same)",
+_CONTROL_FLOW_OP = any_of([r"UncapturedHigherOrderOpError",
+                           r"\btorch\.(?:cond|while_loop|scan|map)\b.*(?:expected|must|same)",
                            r"true_fn_output and false_fn_output", r"branches? .* (?:same|matching) (?:metadata|dtype)"])
 _FAKE_RUN = lazy(r"(?:Dynamo failed to run FX node with fake tensors:|TorchRuntimeError:)\s*(?P<what>.+)")
 # Exceptions a user's code raises itself (and any class Dynamo names `Observed...`): the program

@@ -27,7 +27,8 @@ class CompileId(NamedTuple):
     attempt: int
 
     @classmethod
-    def from_fields(cls, autograd, frame, frame_compile, attempt) -> CompileId | None:
+    def from_fields(cls, autograd: object, frame: object, frame_compile: object,
+                    attempt: object) -> CompileId | None:
         """Build from a trace record's context fields (`...`: not there); None when the record has
         no compile id, or an odd one (the module's docstring)."""
         if _odd(autograd, null_ok=True) or _odd(frame) or _odd(frame_compile):
@@ -90,16 +91,17 @@ ID_END = 1 << 64  # torch's ids are counters; orjson reads a number past 64 bits
 FIELDS = ("compiled_autograd_id", "frame_id", "frame_compile_id", "attempt")
 
 
-def _as_id(value) -> int | None:
+def _as_id(value: object) -> int | None:
     return value if type(value) is int and 0 <= value < ID_END else None
 
 
-def _odd(value, null_ok: bool = False) -> bool:
+def _odd(value: object, null_ok: bool = False) -> bool:
     """There (`...`: not there), and not an id."""
     return value is not ... and _as_id(value) is None and not (value is None and null_ok)
 
 
-def odd_fields(rank, autograd, frame, frame_compile, attempt) -> list[tuple[str, str]]:
+def odd_fields(rank: object, autograd: object, frame: object, frame_compile: object,
+               attempt: object) -> list[tuple[str, str]]:
     """(problem kind, message) for each context field of a record that is there but is not an id
     (`...`: not there), naming the field, its value and where the record went."""
     odd = []
@@ -110,12 +112,12 @@ def odd_fields(rank, autograd, frame, frame_compile, attempt) -> list[tuple[str,
                  else "the record is kept with the records of no compile id")
         odd.append(("odd compile id", f"{name} is {_value(value)}, not a compile id number: {where}"))
     if _odd(rank):
-        odd.append(("odd rank", f"rank is {_value(rank)}, not a rank number: the record is kept "
-                                "with its file's rank or process"))
+        odd.append(("odd rank", (f"rank is {_value(rank)}, not a rank number: the record is kept "
+                                 "with its file's rank or process")))
     return odd
 
 
-def _value(value) -> str:
+def _value(value: object) -> str:
     """A value as written: 18446744073709551616 (orjson: a float), 1.5, null, true, [1]."""
     if type(value) is float and value.is_integer() and abs(value) >= 1 << 63:
         return f"{int(value)} (past 64 bits)"

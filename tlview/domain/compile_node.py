@@ -8,8 +8,9 @@ what the trace says wins, the text fills in what only it has (perf hints, the lo
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tlview.domain.artifacts import Artifact, DynamicEvent, TextRecord, resolve_stack
 from tlview.domain.compile_id import CompileId
@@ -25,6 +26,10 @@ from tlview.domain.reasons import (
 from tlview.domain.role import Role
 from tlview.domain.status import Status
 from tlview.domain.verdict import Verdict, judge, may_be_export
+
+if TYPE_CHECKING:
+    from tlview.domain.input_problems import Problem
+    from tlview.domain.settings import CompileSettings
 
 
 @dataclass(slots=True, eq=False)
@@ -60,22 +65,22 @@ class CompileNode:
     seq: int  # order of first appearance in the index
     compile: Compile | None = None
     source: Any = None  # the file it came from (a trace's, else a text log's)
-    frame: dict | None = None  # the compiled frame (dynamo_start's last), its file a string id
+    frame: dict[str, Any] | None = None  # the compiled frame (dynamo_start's last), its file a string id
     start: tuple[Any, int] | None = None  # (source, record) of dynamo_start: the whole stack
     last_start: tuple[Any, int] | None = None  # of its latest dynamo_start (the first is kept)
     artifacts: list[Artifact] = field(default_factory=list)
-    metrics: dict | None = None
-    bwd_metrics: dict | None = None
+    metrics: dict[str, Any] | None = None
+    bwd_metrics: dict[str, Any] | None = None
     graph_breaks: list[GraphBreak] = field(default_factory=list)  # from the trace
     recompile_reasons: list[RecompileReason] = field(default_factory=list)  # from the trace
     dynamic: list[DynamicEvent] = field(default_factory=list)
     perf_hints: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # dynamo_error artifacts, failure text
-    problems: list = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
     text_records: list[TextRecord] = field(default_factory=list)
     text: TextEvidence = field(default_factory=TextEvidence)
     in_trace: bool = False  # seen in a trace file (else only in a text log)
-    export_failures: list = field(default_factory=list)  # an Export entry's: (Failure, (source, rec))
+    export_failures: list[tuple[Failure, tuple[Any, int]]] = field(default_factory=list)  # an Export entry's
     # (source, record) of its latest tensor description: an export's compile id has little else,
     # and which export's outcome (the metrics of no compile id after it) is its own is told by it
     described_at: tuple[Any, int] | None = None
@@ -93,9 +98,11 @@ class CompileNode:
         """This node holds a group's records of no compile id (export's, `-/-`), not a compile."""
         return self.cid.frame is None and self.cid.autograd is None
 
-    def outside_items(self) -> list:
+    def outside_items(self) -> list[Artifact | DynamicEvent]:
         """What a node of records of no compile id has to show (the torch version aside)."""
-        return [a for a in self.artifacts if a.kind.role not in (Role.VERSION, Role.STRING)] + self.dynamic
+        items: list[Artifact | DynamicEvent] = [a for a in self.artifacts
+                                                if a.kind.role not in (Role.VERSION, Role.STRING)]
+        return items + self.dynamic
 
     # ---- where ---------------------------------------------------------------------------------
 
@@ -117,10 +124,13 @@ class CompileNode:
         return self.compile.frame.location if self.compile and self.compile.frame else None
 
     def function(self) -> str | None:
+        # (the trace's JSON says a str; as written, whatever it holds)
         if self.frame is not None:
-            return self.frame.get("name")
+            name: str | None = self.frame.get("name")
+            return name
         if self.metrics and self.metrics.get("co_name"):
-            return self.metrics.get("co_name")
+            co_name: str | None = self.metrics.get("co_name")
+            return co_name
         if self.text.start:
             return self.text.start.split(" ", 1)[0]
         return self.compile.frame.function if self.compile and self.compile.frame else None
@@ -179,7 +189,7 @@ class CompileNode:
     def artifact_names(self) -> list[str]:
         return list(dict.fromkeys(art.name for art in self.artifacts))
 
-    def artifacts_in(self, *roles) -> list[Artifact]:
+    def artifacts_in(self, *roles: Role) -> list[Artifact]:
         return [art for art in self.artifacts if art.kind.role in roles]
 
 
@@ -192,11 +202,11 @@ class Frame:
     the frame's: what the text says of one compile names them all."""
 
     group: Group
-    key: tuple  # (compiled autograd id, frame id)
+    key: tuple[int | None, int | None]  # (compiled autograd id, frame id)
     compiles: list[Compile] = field(default_factory=list)
     # its compiles by key, and its newest attempt (the index keeps both as compiles come: a scan
     # of `compiles` per compile was quadratic, minutes at 100,000 recompiles of one frame)
-    by_key: dict = field(default_factory=dict, repr=False)
+    by_key: dict[CompileId, Compile] = field(default_factory=dict, repr=False)
     newest: CompileNode | None = field(default=None, repr=False)
     function: str | None = None  # from TORCH_LOGS text, for compiles that do not say it themselves
     location: str | None = None
@@ -222,7 +232,7 @@ class Compile:
     key: CompileId  # attempt 0
     attempts: list[CompileNode] = field(default_factory=list)
     frame: Frame | None = None
-    exports: dict | None = field(default=None, repr=False)  # the index's Export entries, by group
+    exports: dict[Group, CompileNode] | None = field(default=None, repr=False)  # the index's Export entries, by group
     guards_failed_later: bool = False  # a later compile's reason names a guard of this one (index.py)
 
     @property
@@ -234,7 +244,7 @@ class Compile:
         return self.group.rank
 
     @property
-    def final_metrics(self) -> dict | None:
+    def final_metrics(self) -> dict[str, Any] | None:
         """Metrics are logged once per compile, at its final attempt."""
         for node in reversed(self.attempts):
             if node.metrics is not None:
@@ -254,9 +264,9 @@ class Compile:
         self._verdict = (revision, verdict)
         return verdict
 
-    _verdict: tuple | None = field(default=None, repr=False)
+    _verdict: tuple[tuple[int, int], Verdict] | None = field(default=None, repr=False)
 
-    def _revisions(self) -> tuple:
+    def _revisions(self) -> tuple[int, int]:
         """This compile's revision, and its Export entry's where the verdict may be the export's
         (a compile id of torch.export's). Not for every compile: each record outside compile ids
         changes the Export entry, and the verdicts of all 10,000 compiles were judged again."""
@@ -266,10 +276,11 @@ class Compile:
         own = self._may_be_export  # asked on every look at the verdict: decided once per revision
         if own is None or own[0] != self.revision:
             own = self._may_be_export = (self.revision, may_be_export(self))
-        return (self.revision, entry.compile.revision if own[1] else -1)
+        # (an Export entry has its Compile from its making: the None test is for mypy)
+        return (self.revision, entry.compile.revision if own[1] and entry.compile is not None else -1)
 
-    _may_be_export: tuple | None = field(default=None, repr=False)
-    settings_read: tuple | None = field(default=None, repr=False)  # (revision, settings.py's CompileSettings)
+    _may_be_export: tuple[int, bool] | None = field(default=None, repr=False)
+    settings_read: tuple[int, CompileSettings] | None = field(default=None, repr=False)  # (revision, settings)
 
     def export_entry(self) -> CompileNode | None:
         return self.exports.get(self.group) if self.exports is not None else None
@@ -288,7 +299,7 @@ class Compile:
         that built guards (the attempts thrown away built none)."""
         return self._last_attempt(lambda node: node.artifacts_in(Role.GUARDS) or any(d.is_guard for d in node.dynamic))
 
-    def _last_attempt(self, has) -> CompileNode:
+    def _last_attempt(self, has: Callable[[CompileNode], object]) -> CompileNode:
         return next((node for node in reversed(self.attempts) if has(node)), self.head)
 
     @property
@@ -325,6 +336,6 @@ class Compile:
         return out
 
 
-def _seconds(metrics: dict, key: str) -> float:
+def _seconds(metrics: dict[str, Any], key: str) -> float:
     value = metrics.get(key)
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0

@@ -6,7 +6,9 @@ they fill one tree. The compile ids of different groups are unrelated (each coun
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,7 +20,7 @@ class Group:
     def of(cls, rank: int | None, pid: int | None) -> Group:
         return cls(rank, None) if rank is not None else cls(None, pid)
 
-    def order(self, started: str = "") -> tuple:
+    def order(self, started: str = "") -> tuple[int, int, str]:
         """Ranks in rank order, then processes newest first (`started`: "MMDD HH:MM:SS.ffffff")."""
         if self.rank is not None:
             return (0, self.rank, "")
@@ -35,7 +37,9 @@ class Group:
         return " · ".join(parts)
 
 
-def process_starts(sources) -> dict[int, str]:
+# (sources: TraceFiles, a pid and its start, and TextLogs, pid -> start; which one is told by
+# `started`, a test mypy does not narrow the file by)
+def process_starts(sources: Iterable[Any]) -> dict[int, str]:
     """pid -> when its first record was written ("MMDD HH:MM:SS.ffffff"), as its files say: a
     trace file is one process, a text log may hold many. One pass over the sources."""
     starts: dict[int, str] = {}

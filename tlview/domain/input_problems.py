@@ -4,11 +4,15 @@ file and line (counted lazily: the scan does not count lines)."""
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tlview.source.reader import IncrementalFile
 
 
 @dataclass(eq=False)
 class Problem:
-    source: object  # the TraceFile or TextLog
+    source: IncrementalFile  # the TraceFile or TextLog
     offset: int
     kind: str  # bad line, bad json, md5 mismatch, unknown string, long line, ...
     message: str

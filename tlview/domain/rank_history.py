@@ -10,9 +10,14 @@ linear in ranks and compile ids. Records with no rank (processes) are never grou
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text
+
+if TYPE_CHECKING:
+    from tlview.domain.indexed_run import IndexedRun
 
 Step = tuple[str, str, tuple[str, ...]]  # (compile id, status word, problem kinds)
 
@@ -60,7 +65,7 @@ class RankGroups:
     def __post_init__(self) -> None:
         self._of = {rank: g for g in self.groups for rank in g.ranks}
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[RankGroup]:
         return iter(self.groups)
 
     def __len__(self) -> int:
@@ -83,7 +88,7 @@ class RankGroups:
         """Compile ids of the ranks that another rank of their group stands for."""
         return sum((g.count - 1) * sum(1 for step in g.history if step[0] != "-") for g in self.groups)
 
-    def as_data(self) -> list[dict]:
+    def as_data(self) -> list[dict[str, Any]]:
         """What `--json` gives (`rank_groups`)."""
         return [{"ranks": joined_runs(rank_runs(g.ranks)), "said": ranks_text(g.ranks), "title": g.title(),
                  "count": g.count, "rank": g.rank, "alike": g.alike,
@@ -91,12 +96,12 @@ class RankGroups:
                 for g in self.groups]
 
 
-def rank_groups(index) -> RankGroups:
+def rank_groups(index: IndexedRun) -> RankGroups:
     """The index's ranks grouped by compile history (one pass over its nodes)."""
     histories: dict[int, list[Step]] = {}
     for node in index.iter_nodes():
         rank = node.group.rank
-        if rank is None:
+        if rank is None or node.compile is None:  # (the index links each node to its compile)
             continue
         verdict = node.compile.verdict  # (once: each look checks the compile's revisions)
         problems = verdict.problems
@@ -106,10 +111,10 @@ def rank_groups(index) -> RankGroups:
             steps = histories[rank] = []
         steps.append((node.id, verdict.status.word, kinds))
     for group, node in list(index.outside.items()):
-        if group.rank is not None and (verdict := node.compile.verdict).problems:
+        if group.rank is not None and node.compile is not None and (verdict := node.compile.verdict).problems:
             histories.setdefault(group.rank, []).append(
                 ("-", verdict.status.word, tuple(sorted({p.kind.key for p in verdict.problems}))))
-    by_history: dict[tuple, list[int]] = {}
+    by_history: dict[tuple[Step, ...], list[int]] = {}
     for rank in sorted(histories):
         by_history.setdefault(tuple(histories[rank]), []).append(rank)
     biggest = max(map(len, by_history.values()), default=0)

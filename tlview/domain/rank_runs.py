@@ -3,8 +3,10 @@ look.py (the model's own modules use it from here: look.py imports the tree)."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 
-def rank_runs(ranks) -> list[tuple[int, int]]:
+
+def rank_runs(ranks: Iterable[int]) -> list[tuple[int, int]]:
     """Sorted ranks as runs of consecutive numbers: [0, 1, 2, 5] -> [(0, 2), (5, 5)]."""
     runs: list[list[int]] = []
     for rank in sorted(ranks):
@@ -20,10 +22,10 @@ def joined_runs(runs: list[tuple[int, int]]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
-def ranks_text(ranks) -> str:
+def ranks_text(ranks: Iterable[int]) -> str:
     """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
-    ranks = sorted(ranks)
-    runs = rank_runs(ranks)
+    ordered = sorted(ranks)
+    runs = rank_runs(ordered)
     if len(runs) > 6:
-        return f"{len(ranks):,} ranks ({ranks[0]}-{ranks[-1]})"
-    return f"rank{'s' if len(ranks) != 1 else ''} {joined_runs(runs)}"
+        return f"{len(ordered):,} ranks ({ordered[0]}-{ordered[-1]})"
+    return f"rank{'s' if len(ordered) != 1 else ''} {joined_runs(runs)}"

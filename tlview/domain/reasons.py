@@ -7,11 +7,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tlview.domain.compile_id import CID_IN_TEXT, REASON_CID_RE, CompileId
+
+if TYPE_CHECKING:
+    from tlview.source.payload import LoadedPayload
 
 
 @dataclass(slots=True)
@@ -111,8 +114,9 @@ class GraphBreak:
     source: Any = None  # where the whole message is (read from disk when shown)
     rec: int = -1
 
-    def load(self):
-        return self.source.load_payload(self.rec)
+    def load(self) -> LoadedPayload:
+        loaded: LoadedPayload = self.source.load_payload(self.rec)
+        return loaded
 
     def user_frame(self) -> tuple[str, str] | None:
         """(file:line, code) of the innermost frame of the user's own code in the traceback: where
@@ -175,7 +179,7 @@ def is_graph_break_message(lines: list[str]) -> bool:
     return any("Graph break" in line for line in lines[:2])
 
 
-def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
+def parse_graph_break(text: str, source: Any = None, rec: int = -1) -> GraphBreak:
     """A `dynamo_graph_break_reason` message (trace payload or `graph_breaks` text): location,
     reason, explanation, hints, user stack."""
     location, reason, detail, explanation, hints, user_stack, url, context, gb_ids = _graph_break_fields(text)
@@ -183,8 +187,13 @@ def parse_graph_break(text: str, source=None, rec: int = -1) -> GraphBreak:
                       gb_ids, source, rec)
 
 
+# (location, reason, detail, explanation, hints, user stack, url, context, registry ids)
+_BreakFields = tuple[str | None, str, str | None, str | None, tuple[str, ...], tuple[str, ...], str | None,
+                     str | None, tuple[str, ...]]
+
+
 @lru_cache(maxsize=1024)
-def _graph_break_fields(text: str) -> tuple:
+def _graph_break_fields(text: str) -> _BreakFields:
     """The fields of a graph break message, read once per text: the same break is logged again
     at every recompile of its frame and on every rank (20-45 µs a message: 4,669 messages, 6
     texts, in bench/ranks.py's 10,000 compile ids)."""

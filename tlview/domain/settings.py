@@ -12,11 +12,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
 from tlview.domain.role import Role
+
+if TYPE_CHECKING:
+    from tlview.domain.compile_node import Compile
 
 UNKNOWN = object()  # a setting the compile's record does not tell
 
@@ -42,7 +45,7 @@ _VERSION = re.compile(r"(\d+)\.(\d+)")
 @dataclass(frozen=True, slots=True)
 class CompileSettings:
     torch_version: tuple[int, int] | None  # (2, 15)
-    config: dict | None  # the recorded dynamo_config; None: not in the logs (text, cut short, old torch)
+    config: dict[str, Any] | None  # the recorded dynamo_config; None: not in the logs (text, cut short, old torch)
 
     def value(self, name: str) -> Any:
         """The recorded value of torch._dynamo.config.`name`, else UNKNOWN."""
@@ -78,7 +81,7 @@ NOT_RECORDED = CompileSettings(None, None)
 _FIELDS = ("dynamo_config", "pytorch_version")
 
 
-def settings_of(compile_) -> CompileSettings:
+def settings_of(compile_: Compile) -> CompileSettings:
     """The settings of a compile: read from its compilation_metrics (any attempt's, the last
     first), once per change of the compile; a compile with none (TORCH_LOGS text, a run cut
     short) has NOT_RECORDED."""

@@ -17,9 +17,13 @@ line in its metrics: those come first, in the verdict (verdict.py).
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
 from tlview.domain.reasons import is_library_path
 from tlview.domain.role import Role
+
+if TYPE_CHECKING:
+    from tlview.domain.compile_node import CompileNode
 
 _GUARD_COMMENT = re.compile(r"#[^#\n]*#\s*(?P<path>\S+\.py):(?P<line>\d+) in \S+")
 _FRAME = re.compile(r"^(?P<path>.+?):(?P<line>\d+) in (?P<fn>.+)$")
@@ -37,10 +41,12 @@ def sources_of(expression: str) -> list[str]:
     return [f"L['{base}']{tail}", f"G['{base}']{tail}", expression]
 
 
-def guard_line(node, expression: str, compile_file: str) -> str | None:
+def guard_line(node: CompileNode, expression: str, compile_file: str) -> str | None:
     """The user's line of the first guard on `expression` in the guard tree of `node` (the
     compile whose guard failed), or None: no tree logged, or only torch's lines."""
     variants = sources_of(expression)
+    if node.compile is None:  # (the index links each node to its compile)
+        return None
     for artifact in node.compile.attempt_with_guards().artifacts_in(Role.GUARDS):
         try:
             text = artifact.load().text
@@ -65,7 +71,7 @@ def _users(path: str, line: str, compile_file: str) -> str | None:
     return None
 
 
-def stack_lines(node, outside_the_frame: bool = False) -> list[tuple[str, int]]:
+def stack_lines(node: CompileNode, outside_the_frame: bool = False) -> list[tuple[str, int]]:
     """(file, line) of the user's own frames of the stack that led to a compile, outermost first;
     `outside_the_frame`: without the compiled frame itself (the stack's last)."""
     started = next((n for n in node.compile.attempts if n.start is not None), node) if node.compile else node
@@ -82,14 +88,14 @@ def stack_lines(node, outside_the_frame: bool = False) -> list[tuple[str, int]]:
     return found
 
 
-def deepest_user_line(node) -> str | None:
+def deepest_user_line(node: CompileNode) -> str | None:
     """The innermost of the user's frames in the compile's stack (for a compile of torch's own
     code: the user's call that led into it)."""
     frames = stack_lines(node)
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
 
 
-def caller_line(node) -> str | None:
+def caller_line(node: CompileNode) -> str | None:
     """The user's line that called the compiled function (the user's frame around it)."""
     frames = stack_lines(node, outside_the_frame=True)
     return f"{frames[-1][0]}:{frames[-1][1]}" if frames else None
@@ -98,11 +104,13 @@ def caller_line(node) -> str | None:
 _GRAPH_PLACE = re.compile(r"#\s*File: (?P<path>\S+\.py):(?P<line>\d+) in ")
 
 
-def graph_input_line(node, name: str) -> str | None:
+def graph_input_line(node: CompileNode, name: str) -> str | None:
     """The user's line where input `name` is first used in the graph the compile traced (Dynamo
     names the input `L_x_` and its first use `l_x_`; each op carries its user line as a comment)."""
     local = "l_" + re.sub(r"\W+", "_", name).strip("_") + "_"
     use = re.compile(rf"\b{re.escape(local)}\b")
+    if node.compile is None:  # (the index links each node to its compile)
+        return None
     for artifact in node.compile.attempt_with_graphs().artifacts_in(Role.GRAPH):
         if artifact.name != "dynamo_output_graph":
             continue

@@ -17,10 +17,10 @@ The words, as the README defines them:
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from tlview.domain.causes import (
     Cause,
@@ -38,6 +38,12 @@ from tlview.domain.places import resumed, split_place, user_function
 from tlview.domain.reasons import Failure, failure_of_traceback, is_library_path
 from tlview.domain.role import Role
 from tlview.domain.status import Status
+
+if TYPE_CHECKING:
+    from tlview.domain.compile_node import Compile, CompileNode
+    from tlview.domain.reasons import RecompileReason
+
+Record = tuple[Any, int]  # (source, record number): a TraceFile's or TextLog's record
 
 
 class Kind(Enum):
@@ -74,13 +80,13 @@ class CompileProblem:
     kind: Kind
     cause: str  # the class (causes.py)
     why: str  # one line, in the user's terms
-    node: Any  # the CompileNode (attempt) it happened in
+    node: CompileNode  # the attempt it happened in
     function: str | None  # the user's function (a resume function counts as its parent)
     resumed_at: int | None  # a resume function's own line
     location: str | None  # the user's place (a break inside a library: the user's line that called it)
-    against: Any = None  # a recompile: the compile whose guard failed (its CompileNode)
+    against: CompileNode | None = None  # a recompile: the compile whose guard failed (its first attempt)
     evidence: Any = None  # the RecompileReason, GraphBreak, Failure or restart reason it is read from
-    records: tuple = ()  # (source, record number) of the records that tell it
+    records: tuple[Record, ...] = ()  # the records that tell it
     logged: bool = True  # False: implied by what was logged (an id, an attempt), not told
     follows: CompileProblem | None = None  # a restart that follows this graph break
     subject: str | None = None  # what a fix names (a logging call, a custom op)
@@ -135,7 +141,7 @@ class Verdict:
     problems: tuple[CompileProblem, ...]
     export: bool = False  # a compile id of torch.export's: its problems are its Export entry's
 
-    def owned_by(self, compile_) -> list[CompileProblem]:
+    def owned_by(self, compile_: Compile) -> list[CompileProblem]:
         """The problems counted for this compile (an export's failure is counted at its Export entry)."""
         return [p for p in self.problems if p.node.compile is compile_]
 
@@ -157,12 +163,13 @@ class Verdict:
         return next((p for p in self.problems if p.kind is Kind.FAILURE), None)
 
 
-def judge(compile_) -> Verdict:
+def judge(compile_: Compile) -> Verdict:
     """The verdict on one compile (all its attempts), or on a group's Export entry."""
     if compile_.head.is_outside:
         return _judge_outside(compile_)
     if is_export(compile_):
         entry = compile_.export_entry()
+        assert entry is not None and entry.compile is not None  # is_export found the entry and its Compile
         failures = [p for p in entry.compile.verdict.of(Kind.FAILURE) if _export_of(compile_, p)]
         return Verdict(Status.ERROR if failures else Status.OK, tuple(failures), export=True)
     problems: list[CompileProblem] = []
@@ -171,7 +178,7 @@ def judge(compile_) -> Verdict:
     found = resumed(code_function)
     function, resumed_at = user_function(code_function), found.line if found else None
 
-    def problem(kind: Kind, cause: Cause, node, **more) -> CompileProblem:
+    def problem(kind: Kind, cause: Cause, node: CompileNode, **more: Any) -> CompileProblem:
         own = more.pop("location", None)
         told = bool(own) and not is_library_path(split_place(own)[0])
         found = CompileProblem(kind, cause.cause, cause.why, node, function, resumed_at,
@@ -190,14 +197,14 @@ def judge(compile_) -> Verdict:
         else:
             problem(Kind.RECOMPILE, recompile_not_logged(text_only), head, logged=False)
 
-    breaks_by_attempt = []
+    breaks_by_attempt: list[list[CompileProblem]] = []
     for node in compile_.attempts:
-        found = []
+        broke: list[CompileProblem] = []
         for gb in node.breaks:
-            found.append(problem(Kind.GRAPH_BREAK, break_cause(gb), node, location=gb.where,
+            broke.append(problem(Kind.GRAPH_BREAK, break_cause(gb), node, location=gb.where,
                                  evidence=gb, message=gb.detail or gb.reason,
                                  records=((gb.source, gb.rec),) if gb.rec >= 0 else ()))
-        breaks_by_attempt.append(found)
+        breaks_by_attempt.append(broke)
     _restarts(compile_, breaks_by_attempt, problem, text_only)
 
     failure, failed = compile_.failure, None
@@ -221,7 +228,7 @@ def judge(compile_) -> Verdict:
     return Verdict(_status(compile_, problems), tuple(problems))
 
 
-def is_export(compile_) -> bool:
+def is_export(compile_: Compile) -> bool:
     """A compile id of torch.export's, not a Dynamo compile of a frame: its rank's Export entry
     shows an export (metrics of no compile id, a failure of the export's), and it is a first
     compile with no dynamo_start (a Dynamo compile's first record, though a recompile's reason
@@ -232,7 +239,7 @@ def is_export(compile_) -> bool:
     return bool(entry.metrics is not None or entry.export_failures or entry.artifacts_in(Role.EXPORT))
 
 
-def _export_of(compile_, failure: CompileProblem) -> bool:
+def _export_of(compile_: Compile, failure: CompileProblem) -> bool:
     """Whether an export's failure is this compile id's: told under it (make_fx_fail_partial, a
     non-strict export's), or the first outcome after its records (the metrics of no compile id
     that close a strict export; strict exports in one process reuse one compile id, and each
@@ -242,6 +249,8 @@ def _export_of(compile_, failure: CompileProblem) -> bool:
     if any(r in records for r in failure.records):
         return True
     entry = compile_.export_entry()
+    if entry is None:  # (judge asks only where is_export found it)
+        return False
     for source, rec in failure.records:
         mine = [r for s, r in records if s is source]
         if not mine:
@@ -253,7 +262,7 @@ def _export_of(compile_, failure: CompileProblem) -> bool:
     return False
 
 
-def may_be_export(compile_) -> bool:
+def may_be_export(compile_: Compile) -> bool:
     """What is_export asks of the compile itself (not of its Export entry): a compile that fails
     this has a verdict of its own, whatever the Export entry holds."""
     key = compile_.key
@@ -263,7 +272,8 @@ def may_be_export(compile_) -> bool:
                and not n.errors for n in compile_.attempts)
 
 
-def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> None:
+def _restarts(compile_: Compile, breaks_by_attempt: list[list[CompileProblem]],
+              problem: Callable[..., CompileProblem], text_only: bool) -> None:
     """One restart per attempt thrown away: its reason from the metrics (trace) or the
     "Restarting analysis" line (text), else not logged. A restart after a graph break follows the
     break logged in the attempt it threw away; with none logged, the break is implied."""
@@ -279,8 +289,8 @@ def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> No
         if reason is not None and is_graph_break_restart(reason) or reason is None and unpaired:
             broke = unpaired[0] if unpaired else None
             if broke is None:  # the break is known only from its restart: it was in the attempt thrown away
-                broke = problem(Kind.GRAPH_BREAK, restart_break_cause(reason or ""), attempts[min(i, len(attempts) - 1)],
-                                logged=False,
+                broke = problem(Kind.GRAPH_BREAK, restart_break_cause(reason or ""),
+                                attempts[min(i, len(attempts) - 1)], logged=False,
                                 message=reason or "", evidence=reason)
             paired.add(id(broke))
             cause = restart_cause(reason or "graph break", text_only)
@@ -291,7 +301,7 @@ def _restarts(compile_, breaks_by_attempt: list, problem, text_only: bool) -> No
                     message=reason or "", logged=reason is not None)
 
 
-def _status(compile_, problems: list[CompileProblem]) -> Status:
+def _status(compile_: Compile, problems: list[CompileProblem]) -> Status:
     """tlparse's order (error, empty, break, ok; missing without metrics), with two differences:
     a compile that broke the graph without a restart is a break too, and a restart that followed
     no graph break is `restart`. A frame Dynamo gave up (it runs eagerly) is an error, as tlparse
@@ -314,7 +324,7 @@ def _status(compile_, problems: list[CompileProblem]) -> Status:
     return Status.OK
 
 
-def _text_status(compile_) -> Status | None:
+def _text_status(compile_: Compile) -> Status | None:
     """Only TORCH_LOGS text: empty or missing from what any set of TORCH_LOGS can show (the
     `+dynamo` lines, or the graphs and guards a typical set logs); None when it finished."""
     final = compile_.attempts[-1]
@@ -330,7 +340,7 @@ def _text_status(compile_) -> Status | None:
     return None
 
 
-def _guards_checked_later(compile_) -> bool:
+def _guards_checked_later(compile_: Compile) -> bool:
     """A later compile of the frame recompiled because this one's guard failed: it had guards,
     so it compiled (TORCH_LOGS=recompiles alone says so of all but a frame's last compile). Kept
     by the index as reasons come (a scan of the frame's compiles per compile: 57 s at 5,000
@@ -338,15 +348,15 @@ def _guards_checked_later(compile_) -> bool:
     return compile_.guards_failed_later
 
 
-def _text_logs_graphs(compile_) -> bool:
+def _text_logs_graphs(compile_: Compile) -> bool:
     """Whether the text logs of this compile carry traced graphs at all (`graph_code`)."""
     logs = {r.source for n in compile_.attempts for r in n.text_records}
     return any("graph_code" in log.channels for log in logs)
 
 
-def _against(compile_, reason):
+def _against(compile_: Compile, reason: RecompileReason) -> CompileNode | None:
     """The compile whose guard failed: its first attempt, in the same frame."""
-    if reason.failed_id is None:
+    if reason.failed_id is None or compile_.frame is None:  # (every compile of a frame has its Frame)
         return None
     # (by key: a scan of the frame's compiles per recompile was quadratic, 56 s of 86 for --json
     # at 20,000 recompiles of one frame)
@@ -373,7 +383,7 @@ def _look_up_place(problem: CompileProblem) -> str | None:
     return None
 
 
-def _gave_up_in_text(compile_) -> tuple[Failure | None, object]:
+def _gave_up_in_text(compile_: Compile) -> tuple[Failure | None, CompileNode | None]:
     """A compile the text tells Dynamo gave up ("Failed to handle graph break gracefully. Skipping
     the function and falling back to eager"), where no metrics tell its failure: the failure the
     trace's metrics would have (fail_type Unsupported, the break's message), and its attempt."""
@@ -386,7 +396,7 @@ def _gave_up_in_text(compile_) -> tuple[Failure | None, object]:
     return None, None
 
 
-def _guard_place(reason, compile_place: str | None) -> str | None:
+def _guard_place(reason: RecompileReason, compile_place: str | None) -> str | None:
     """The user's line a recompile's failed guard came from (the innermost of the user's frames
     torch logged for it), its path completed from the compile's place where torch cut it short;
     None where torch logged none in the user's files (the compile's place stands)."""
@@ -403,31 +413,32 @@ def _guard_place(reason, compile_place: str | None) -> str | None:
     return f"{path}:{line}"
 
 
-def _records(node, *roles) -> tuple:
+def _records(node: CompileNode, *roles: Role) -> tuple[Record, ...]:
     return tuple((a.source, a.rec) for a in node.artifacts_in(*roles))
 
 
-def place_of(compile_) -> tuple[str | None, str | None]:
+def place_of(compile_: Compile) -> tuple[str | None, str | None]:
     """(the compiled frame's function, its place): the compile's own, else its frame's (a compile
     refused by the recompile limit names neither)."""
     function = compile_.function()
     location = compile_.location()
-    if function is None or location is None:
-        compiles = compile_.frame.compiles  # (only appended to: read by index, newest first, no copy)
+    frame = compile_.frame  # (every compile of a frame has one; an Export entry asks no place)
+    if frame is not None and (function is None or location is None):
+        compiles = frame.compiles  # (only appended to: read by index, newest first, no copy)
         for at in range(len(compiles) - 1, -1, -1):
             other = compiles[at]
             function = function or other.function()
             location = location or other.location()
             if function is not None and location is not None:
                 break  # (a copy and scan of the frame's compiles per compile was quadratic)
-        function = function or compile_.frame.function
-        location = location or compile_.frame.location
+        function = function or frame.function
+        location = location or frame.location
     return function, location
 
 
 # ---- an Export entry (a group's records of no compile id) -----------------------------------------
 
-def _judge_outside(compile_) -> Verdict:
+def _judge_outside(compile_: Compile) -> Verdict:
     """torch.export's records: a failed export is a failure of the Export entry (its metrics'
     fail_type, a make_fx_fail_partial, a dynamo_error with no frame)."""
     node = compile_.head
@@ -446,7 +457,7 @@ def _judge_outside(compile_) -> Verdict:
     return Verdict(Status.ERROR if problems else Status.OK, tuple(problems))
 
 
-def _export_failures(node) -> Iterator[tuple[Failure, tuple]]:
+def _export_failures(node: CompileNode) -> Iterator[tuple[Failure, tuple[Record, ...]]]:
     """Each failed export of the entry: each failed metrics of no compile id (a strict export's),
     each make_fx failure (a non-strict one's), else each dynamo_error (the job died first)."""
     if not any(failure.fail_type for failure, _ in node.export_failures):
