@@ -65,7 +65,7 @@ def run_cli(*args: str) -> tuple[int, str]:
 
 def tlview_status(tlparse_status: str, broke: bool) -> str:
     """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
-    without a restart (a data-dependent branch) is a `break` in tlview (README: "Status symbols"),
+    without a restart (a data-dependent branch) is a `break` in tlview (docs/concepts.md: "Status"),
     and `ok` in tlparse, which looks only at restart reasons."""
     return "break" if tlparse_status == "ok" and broke else tlparse_status
 

@@ -79,3 +79,14 @@ COMPARE_TREE_BINDINGS = [
 # A user who presses these is reading: the cursor stops following the newest compile id.
 USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
               "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
+
+
+def key_table() -> list[tuple[str, str, str]]:
+    """(section, keys, what they do): the rows `?` shows for the explorer, for docs/keys.md."""
+    # help_screen imports this module, payload_view imports detail: imported here, not at the top
+    from tlview.ui.help_screen import help_rows
+    from tlview.ui.payload_view import PayloadView
+
+    return [(section, keys, what)
+            for section, rows in help_rows([*BINDINGS, *TREE_BINDINGS, *PayloadView.BINDINGS])
+            for keys, what in rows]
