@@ -10,10 +10,11 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
 
 import pyte
@@ -61,6 +62,19 @@ def run_cli(*args: str) -> tuple[int, str]:
         code = main(list(args))
         out.flush()
     return code, buf.getvalue().decode("utf-8")
+
+
+def run_cli_bytes(*args: str) -> subprocess.CompletedProcess:
+    """tlview's main() in this process: its exit code, and its stdout and stderr as bytes."""
+    from tlview.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout, stderr = io.TextIOWrapper(out, encoding="utf-8"), io.TextIOWrapper(err, encoding="utf-8")
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        code = main(list(args))
+        stdout.flush()
+        stderr.flush()
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
 def tlview_status(tlparse_status: str, broke: bool) -> str:

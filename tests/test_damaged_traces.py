@@ -1,13 +1,14 @@
 """Hostile conditions, each class made from a real trace at test time: nothing lost against a
 clean copy, no traceback, memory bounded by what is shown, never by a line or a payload.
 
-(The terminal, signals and pipes: test_hostile_terminal.py.)
+(The terminal, signals and pipes: test_terminal_session.py and test_discover.py.)
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import re
 import signal
@@ -513,3 +514,46 @@ def test_md5_checked_in_the_scan_agrees_with_the_decoder(tmp_path_factory, lines
     assert bool(decoded.blank_lines) == any(p.kind == "blank line" for p in index.problems)
     assert source.md5_ok + source.md5_bad == sum(1 for line in (folder / NAME).read_bytes().split(b"\n")
                                                  if line.startswith(b"V") and b"has_payload" in line)
+
+
+@pytest.mark.parametrize("count", [2, 1_500])
+def test_records_glued_on_one_line_are_each_read_once_reported(tmp_path, count):
+    envelopes = [line for line in REAL.read_bytes().split(b"\n")
+                 if line.startswith(b"V") and b"has_payload" not in line]
+    glued = list(itertools.islice(itertools.cycle(envelopes), count))
+    (tmp_path / NAME).write_bytes(b"".join(glued) + b"\n")
+    doc = json_for(tmp_path)
+    assert doc["sources"][0]["records"] == count
+    glue = [p for p in doc["problems"] if "glued" in json.dumps(p)]
+    assert len(glue) == 1, glue
+
+
+_HEADER = b"V1121 23:26:41.383000 17404 torch/_logging/structured.py:28] {"
+
+
+@given(st.lists(st.sampled_from([b"V", b"V1121 ", _HEADER, _HEADER[:30], b"]", b"] {", b" ", b"1", b'"x": 1',
+                                 b"Variable", b"\n", b"{"]), max_size=40),
+       st.integers(0, 5), st.integers(0, 5))
+@settings(max_examples=400, deadline=None)
+def test_an_envelope_inside_a_line_is_found_where_the_regular_expression_finds_it(pieces, start, cut):
+    """The scanner's memchr-and-match for an envelope inside a line (a record glued on) finds what
+    the regular expression's search finds, in any line of "V"s, brackets and headers."""
+    from tlview.source.damaged_lines import ENVELOPE_START, glued_envelope
+
+    data = b"".join(pieces)
+    end = max(start, len(data) - cut)
+    found, expected = glued_envelope(data, start, end), ENVELOPE_START.search(data, start, end)
+    assert (found and found.span()) == (expected and expected.span())
+
+
+@pytest.mark.parametrize("torn_after", [b"{", b'{"', b'{"artifact": {"na'])
+def test_a_record_glued_inside_a_torn_envelope_is_read(tmp_path, torn_after):
+    """A writer that died right after an envelope's `{` (or inside its kind's name), then another
+    process's whole record on the same line: the whole record is read, the torn one reported."""
+    envelopes = [line for line in REAL.read_bytes().split(b"\n")
+                 if line.startswith(b"V") and b"has_payload" not in line]
+    torn = envelopes[0][:envelopes[0].index(b"] {") + 2] + torn_after
+    (tmp_path / NAME).write_bytes(b"\n".join([envelopes[0], torn + envelopes[1], envelopes[2]]) + b"\n")
+    doc = json_for(tmp_path)
+    assert doc["sources"][0]["records"] == 3
+    assert [p for p in doc["problems"] if p["line"] == 2], doc["problems"]
