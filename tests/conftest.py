@@ -77,6 +77,22 @@ def run_cli_bytes(*args: str) -> subprocess.CompletedProcess:
     return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
 
 
+def tlview_process(*args: str, stdout=subprocess.PIPE, shell: str | None = None) -> subprocess.CompletedProcess:
+    """The installed command in a process of its own: stdout is a real file descriptor (60 s at
+    most: a case that blocks, as a pipe opened for reading, fails instead of waiting forever)."""
+    command = ["sh", "-c", shell] if shell is not None else [*tlview_command().split(), *args]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def one_line(err: bytes) -> str:
+    """The one line tlview wrote to stderr: no traceback, no internal error."""
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "Traceback" not in lines[0] and "internal error" not in lines[0]
+    return lines[0]
+
+
 def tlview_status(tlparse_status: str, broke: bool) -> str:
     """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
     without a restart (a data-dependent branch) is a `break` in tlview (docs/concepts.md: "Status"),

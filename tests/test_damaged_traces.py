@@ -1,4 +1,4 @@
-"""Hostile conditions, each class made from a real trace at test time: nothing lost against a
+"""Damaged traces, each class made from a real trace at test time: nothing lost against a
 clean copy, no traceback, memory bounded by what is shown, never by a line or a payload.
 
 (The terminal, signals and pipes: test_terminal_session.py and test_discover.py.)
