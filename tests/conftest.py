@@ -93,6 +93,14 @@ def one_line(err: bytes) -> str:
     return lines[0]
 
 
+def write_file(folder, name: str, data: bytes) -> Path:
+    """`data` written to folder/name (the folder made if need be)."""
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
 def tlview_status(tlparse_status: str, broke: bool) -> str:
     """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
     without a restart (a data-dependent branch) is a `break` in tlview (docs/concepts.md: "Status"),
