@@ -16,9 +16,11 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import select
 import signal
 import subprocess
+import sys
 import termios
 import threading
 import time
@@ -347,7 +349,6 @@ def test_a_job_in_the_background_ends_on_sigterm(direct_terminal, how):
     """`kill %1` (SIGTERM, then SIGCONT) to a tlview in the background, stopped: the terminal is
     not its own (it stopped on tty output, SIGTTOU, or for `bg`), so it ends without touching it.
     It stopped again on its way out (giving back a terminal that is the shell's) and stayed."""
-    import re
     import sys
 
     term = direct_terminal(TRACE, env=CLEAN_EXIT_ONLY, under=(sys.executable, "-c", JOB_SHELL, how))
@@ -423,3 +424,18 @@ def test_ctrl_c_quits(terminal, tmp_path):
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert "EXITED:0" in screen and "Traceback" not in screen
     assert _terminal_state(term) == GIVEN_BACK
+
+
+def test_ctrl_c_during_a_big_json_ends_it_and_its_child(big_trace):
+    """SIGINT while the forked child indexes the second half: both end at once, no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "tlview", "--json", str(big_trace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: descendants(proc.pid) or proc.poll() is not None, 60, "the indexing child")
+    assert proc.poll() is None, "the parent ended before its child was seen: make the trace bigger"
+    children = descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    # the child is ended by its parent, not left to finish its range (seconds of work)
+    wait_until(lambda: not any(alive(c) for c in children), 1, "the indexing child to end with its parent")
