@@ -101,6 +101,11 @@ def write_file(folder, name: str, data: bytes) -> Path:
     return path
 
 
+def diagnoses_by_kind(doc: dict) -> dict:
+    """Each diagnosis of a `--json` document by (compile id, kind of problem)."""
+    return {(c["id"], d["kind"]): d for c in doc["compiles"] for d in c["diagnosis"]}
+
+
 def tlview_status(tlparse_status: str, broke: bool) -> str:
     """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
     without a restart (a data-dependent branch) is a `break` in tlview (docs/concepts.md: "Status"),

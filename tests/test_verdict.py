@@ -17,6 +17,7 @@ from conftest import (
     PEER,
     SIZE,
     compile_entries,
+    diagnoses_by_kind,
     json_for,
     plain,
     press,
@@ -35,6 +36,7 @@ from tlview.report.text_report import render_report
 from tlview.ui.app import TlviewApp
 from tlview.ui.status_line import StatusLine
 
+ANSWERS = GENERATED / "answers"
 VERDICT = GENERATED / "verdict"
 WORDS = {"recompiles": "recompile", "graph_breaks": "graph_break", "restarts": "restart", "errors": "failure"}
 FAILURE_RECORD = re.compile(rb'"dynamo_error"|"make_fx_fail_partial"|"fail_type": "')
@@ -193,6 +195,9 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
             await press(pilot, "escape")
             await until(pilot, lambda: "filter:" not in status.text)
 
+
+
+from conftest import CORPUS, GENERATED
 
 from tlview.domain.verdict import Kind
 
@@ -432,3 +437,13 @@ def test_a_compile_whose_guard_failed_later_is_known_without_a_scan(tmp_path):
         index.close()
     assert flags == {"0/1": True, "0/2": True, "0/3": False}  # (0/0 is only named by a reason)
     assert [statuses[f"0/{i}"] for i in (1, 2, 3)] == ["ok", "ok", "unlogged"]
+
+
+@pytest.mark.parametrize("log", ["trace", "torch_logs.txt"])
+def test_a_restart_that_is_no_graph_break_has_a_status_of_its_own(log):
+    doc = json_for(ANSWERS / log)
+    by_id = {c["id"]: c for c in doc["compiles"]}
+    assert by_id["7/1"]["status"] == "restart"
+    # the restart is the attempt that replaced the one thrown away, from the trace and the text alike
+    assert diagnoses_by_kind(doc)[("7/1_1", "restart")]["cause"] == "tensorify_scalar"
+    assert doc["totals"]["graph_breaks"] == 3 and doc["totals"]["compiles_with_graph_break"] == 3
