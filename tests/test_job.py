@@ -1,11 +1,18 @@
 """`tlview --run -- COMMAND` (source/job.py): the command line after --run is the command, a
-program that cannot run is one line, and the job is a process group of its own, ended whole."""
+program that cannot run is one line, the job is a process group of its own, ended whole, and in
+a real terminal tlview follows the trace the job writes."""
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
 from pathlib import Path
+
+from conftest import (
+    CORPUS,
+    tlview_command,
+)
 
 
 def test_run_takes_everything_after_it_as_the_command():
@@ -46,3 +53,18 @@ def test_a_wrapped_job_ends_whole(tmp_path):
         alive = False
     assert not alive, "the job's python outlived the job"
     shutil.rmtree(job.folder, ignore_errors=True)
+
+
+def test_run_as_the_readme_writes_it(terminal, tmp_path):
+    """`tlview --run -- python train.py`: the job gets TORCH_TRACE, tlview follows it."""
+    trace = next((CORPUS / "model" / "trace").glob("*.log"))
+    job = tmp_path / "job.py"
+    job.write_text(f"import os, shutil\nshutil.copy({str(trace)!r}, os.path.join(os.environ['TORCH_TRACE'], "
+                   "'dedicated_log_torch_trace_job.log'))\n")
+    term = terminal(f"{tlview_command()} --run -- {sys.executable} {job}")
+    screen = term.wait_for("2 compile ids")
+    assert "job finished" in term.wait_for("job finished") or "■ ended" in screen
+    term.wait_for("■ ended")
+    term.keys("q")
+    screen = term.wait_for("EXITED:0")
+    assert "the job's logs are in" in screen and "Traceback" not in screen

@@ -8,9 +8,20 @@ from __future__ import annotations
 import json
 import re
 
-from conftest import CORPUS, GENERATED, json_for, run_cli
+from conftest import (
+    CORPUS,
+    GENERATED,
+    SIZE,
+    json_for,
+    plain,
+    press,
+    ready,
+    run_cli,
+    until,
+)
 
 from tlview.index.indexing import open_index
+from tlview.ui.app import TlviewApp
 
 EXPORT = GENERATED / "export"
 RERUN = GENERATED / "rerun"
@@ -103,3 +114,21 @@ def test_report_in_a_pipe_keeps_lines_and_reasons_whole():
     assert "/tmp/job/text_failures.py" in report  # paths whole
 
 
+async def test_the_export_entry_shows_programs_and_guards():
+    from tlview.ui.payload_view import PayloadView
+
+    app = TlviewApp(str(GENERATED / "export" / "dtrace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        entry = app.model.roots[0]
+        assert entry.kind == "outside" and entry.title.startswith("export")
+        app.tree.select_key(entry.key)
+        await press(pilot, "1")
+        await until(pilot, lambda: "exported_program" in plain(app.query_one("#summary-body")))
+        await press(pilot, "2")
+        view = app.query_one("#graph-view", PayloadView)
+        await until(pilot, lambda: view.text.startswith("ExportedProgram:"))
+        await press(pilot, "3")
+        guards = app.query_one("#guards-pane").query_one(PayloadView)
+        await until(pilot, lambda: "Eq(s77, 6)" in guards.text)
+        assert "/tmp/job/export.py:37 in forward" in guards.text and "unknown string" not in guards.text

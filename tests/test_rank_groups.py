@@ -9,7 +9,17 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, GENERATED, SIZE, json_for, ready, run_cli, until
+from conftest import (
+    CORPUS,
+    GENERATED,
+    SIZE,
+    json_for,
+    plain,
+    press,
+    ready,
+    run_cli,
+    until,
+)
 
 from tlview.domain.rank_history import rank_groups
 from tlview.index.indexing import open_index
@@ -18,6 +28,7 @@ from tlview.ui.commands import tlview_commands
 
 DIVERGE4 = GENERATED / "dist215" / "diverge4" / "trace"
 REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
+DISTRIBUTED = CORPUS / "distributed" / "trace"
 RANKS = 1024
 _RANK = re.compile(rb'("rank": )\d+')
 
@@ -223,3 +234,15 @@ def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
     assert [entry.label for entry in tree.roots[:3]] == ["rank 0", "rank 1", "rank 2"]
     assert len(tree.roots) == ranks
     assert _CountedIterations.iterations <= 3, _CountedIterations.iterations
+
+
+async def test_the_detail_follows_the_rank_switcher():
+    app = TlviewApp(str(DISTRIBUTED))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        for rank in (0, 1):
+            await press(pilot, "right_square_bracket")
+            await until(pilot, lambda: app.flt.rank == rank)
+            entry = app.tree.entry
+            assert entry.rank == rank
+            await until(pilot, lambda: f"rank {rank}" in plain(app.query_one("#summary-body")))

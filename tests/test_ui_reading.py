@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 from contextlib import asynccontextmanager
 
-from conftest import CORPUS, SIZE, plain, press, ready, type_in, until, visible_lines
+from conftest import (
+    CORPUS,
+    SIZE,
+    plain,
+    press,
+    ready,
+    type_in,
+    until,
+    visible_lines,
+)
 
 from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
@@ -489,3 +498,18 @@ async def test_the_palette_s_theme_and_command_searches_are_tlview_s_palette():
             await app.workers.wait_for_complete()  # (its commands gathered: closing meanwhile is Textual's race)
             await press(pilot, "escape")
             assert not isinstance(app.screen, Palette)
+
+
+async def test_escape_on_a_filter_keeps_the_compile_id():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "slash")
+        await type_in(pilot, "errors")
+        await press(pilot, "enter")
+        await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node.id == "3/4")
+        await pilot.press("escape")
+        await until(pilot, lambda: len(app.model.compile_entries()) == 12)
+        await pilot.pause()
+        assert app.tree.entry.node.id == "3/4"
+        assert "3/4" in plain(app.query_one("#summary-body"))
