@@ -16,6 +16,7 @@ import threading
 import time
 from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import ClassVar
 
 import pyte
 import pytest
@@ -233,7 +234,7 @@ class Terminal:
     (pyte): the screen a person sees, the title, the modes left set. Both come from PyPI, so the
     test extras are all a newcomer installs."""
 
-    KEYS = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
+    KEYS: ClassVar[dict[str, str]] = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
             "Up": "\x1b[A", "Down": "\x1b[B", "Right": "\x1b[C", "Left": "\x1b[D"}
 
     # Synchronized output (mode 2026), as most terminals have it: asked whether it has it, the
@@ -416,7 +417,8 @@ def big_trace(tmp_path_factory) -> Path:
     frames = max(int(m.group(2)) for m in frame.finditer(kept)) + 1
     path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
     with open(path, "wb") as f:
-        f.writelines(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept) for repeat in range((128 << 20) // len(kept)))
+        f.writelines(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept)
+                     for repeat in range((128 << 20) // len(kept)))
     return path
 
 

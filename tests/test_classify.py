@@ -89,7 +89,8 @@ def test_dynamic_false_is_named_where_it_was_set():
 
 
 @pytest.mark.parametrize("guard, cause, words", [
-    ("___check_obj_id(act.__code__, 1), type=<class 'code'>", "function_changed", "compile the caller that chooses act"),
+    ("___check_obj_id(act.__code__, 1), type=<class 'code'>", "function_changed",
+     "compile the caller that chooses act"),
     ("___check_type_id(p, 9), type=<class '__main__.A'>", "type_changed", "it was __main__.A"),
     ("expected type of 'batch.mask' to be <class 'torch.Tensor'>, but found <class 'NoneType'>",
      "value_became_none", "batch.mask is None in some calls"),

@@ -231,8 +231,8 @@ async def test_mistyped_fields_in_every_pane(tmp_path):
 
 
 def test_escape_codes_in_a_failure_never_reach_the_terminal(tmp_path):
-    data = b"".join(re.sub(rb'"fail_type": null', lambda m: b'"fail_type": "\\u001b]0;PWNED\\u0007\\u001b]52;c;aGk=\\u0007\\u001b[2J"',
-                           r, count=1) for r in RECORDS)
+    evil = b'"fail_type": "\\u001b]0;PWNED\\u0007\\u001b]52;c;aGk=\\u0007\\u001b[2J"'
+    data = b"".join(re.sub(rb'"fail_type": null', lambda m: evil, r, count=1) for r in RECORDS)
     code, out = run_cli("--report", str(write(tmp_path, data)))
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out

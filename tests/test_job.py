@@ -18,7 +18,8 @@ from conftest import (
 def test_run_takes_everything_after_it_as_the_command():
     from tlview.cli import split_command
 
-    assert split_command(["--run", "--", "python", "train.py", "--lr", "3"]) == (["--run"], ["python", "train.py", "--lr", "3"])
+    assert split_command(["--run", "--", "python", "train.py", "--lr", "3"]) == \
+        (["--run"], ["python", "train.py", "--lr", "3"])
     assert split_command(["--poll", "--run", "python", "x.py"]) == (["--poll", "--run"], ["python", "x.py"])
 
 

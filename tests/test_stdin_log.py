@@ -118,10 +118,10 @@ def run_to_the_end(term) -> tuple[str, int]:
 
 @pytest.mark.parametrize("feed, message", [
     ("< /dev/zero", r"tlview: stdin is not a log: NUL bytes from its start; tlview stopped reading it"),
-    ("< /dev/urandom", r"tlview: stdin is not a log: binary data \(control bytes, not UTF-8\) from its "
-                       r"start; tlview stopped reading it"),
-    (f"cat {TRACE} /dev/zero |", r"tlview: stdin is not a log: NUL bytes after 3\.\d MiB \([\d,]+ lines\); "
-                                 r"tlview stopped reading it"),
+    ("< /dev/urandom", (r"tlview: stdin is not a log: binary data \(control bytes, not UTF-8\) from its "
+                        r"start; tlview stopped reading it")),
+    (f"cat {TRACE} /dev/zero |", (r"tlview: stdin is not a log: NUL bytes after 3\.\d MiB \([\d,]+ lines\); "
+                                  r"tlview stopped reading it")),
 ], ids=["zero", "urandom", "a log, then NUL bytes"])
 def test_a_stream_that_is_not_a_log_ends_with_a_message(terminal, feed, message):
     command = f"{tlview_command()} --follow - {feed}" if feed.startswith("<") else \
@@ -180,7 +180,8 @@ def _fd_links(pid: int) -> list[str]:
 
 
 def test_the_copy_of_stdin_is_never_left_behind(terminal, tmp_path):
-    """Killed with SIGTERM or SIGHUP while following a pipe: tlview ends, and its copy of the pipe never had a name in the temp folder (open, but unlinked at once)."""
+    """Killed with SIGTERM or SIGHUP while following a pipe: tlview ends, and its copy of the pipe
+    never had a name in the temp folder (open, but unlinked at once)."""
     for sig in (signal.SIGTERM, signal.SIGHUP):
         temp = tmp_path / sig.name
         temp.mkdir()

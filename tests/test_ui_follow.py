@@ -85,7 +85,7 @@ async def test_toasts_when_recompiles_arrive_after_catching_up(tmp_path):
         await until(pilot, lambda: app.caught_up)
         statuses = {e.node.id: e.status.word for e in app.model.compile_entries() if e.kind == "compile"}
         assert statuses["0/0"] == "ok" and statuses["0/1"] == "compiling"  # under way: no metrics yet
-        with open(path, "ab") as f:
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
             f.write(b"".join(records[first_recompile:]))
         await until(pilot, lambda: len(app.model.compile_entries()) == 12)
         await until(pilot, lambda: any("failed" in title for _, title in notes))
@@ -116,7 +116,7 @@ async def test_an_append_shows_the_new_compile_id_once_and_never_the_old_one_aga
         summary = app.detail.pane("summary")
         shown, real_show = [], summary.show
         summary.show = lambda selection: (shown.append(selection.entry.node.id), real_show(selection))[1]
-        with open(path, "ab") as f:
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
             f.write(b"".join(records[start:end]))  # [0/1]'s records
         await until(pilot, lambda: app.tree.entry.node.id == "0/1" and "0/1" in shown)
         assert set(shown) == {"0/1"}, shown
@@ -177,7 +177,7 @@ async def test_new_compile_ids_are_counted_as_the_status_line_counts_them(tmp_pa
         before = len(app.model.compile_entries())
         await pilot.press("k")  # reading: new compile ids are counted, not followed
         await until(pilot, lambda: not app.auto_follow)
-        with open(path, "ab") as f:
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
             f.write(b"".join(records[half:]))
         await until(pilot, lambda: len(app.model.compile_entries()) == 12)
         await until(pilot, lambda: app.new_unseen == 12 - before)

@@ -84,7 +84,7 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         await press(pilot, "N")
         assert f"match 3 of {len(expected)}" in view.border_subtitle
         # the current match is drawn in its own style, the others in the match style
-        line, column = expected[2]
+        line, _column = expected[2]
         strip = view.render_line(line - view.scroll_offset.y)
         current = view.get_component_rich_style("search--match-current")
         drawn = "".join(s.text for s in strip if s.style and s.style.bgcolor == current.bgcolor)
@@ -490,7 +490,7 @@ async def test_the_palette_s_theme_and_command_searches_are_tlview_s_palette():
     in a moment it ended tlview: bench/random_keys.py). Both apps' searches open tlview's."""
     from tlview.ui.commands import Palette
 
-    async with _palette_open((120, 40)) as (app, pilot, palette):
+    async with _palette_open((120, 40)) as (app, pilot, _palette):
         await press(pilot, "escape")
         for search in (app.search_themes, lambda: app.search_commands([("Keys", app.action_help)])):
             search()

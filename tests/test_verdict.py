@@ -124,8 +124,8 @@ def _check_agreement(path: Path) -> dict:
         status = attempts[0]["status"]
         assert all(e["status"] == status for e in attempts)
         if attempts[0]["function"] == "torch.export":  # its failure is its Export entry's, when its own
-            assert status in ("ok", "error") and (status != "error" or any(
-                p["kind"] == "failure" for e in doc["outside_compiles"] for p in e["verdict"])), (path, attempts[0]["id"])
+            export_failed = any(p["kind"] == "failure" for e in doc["outside_compiles"] for p in e["verdict"])
+            assert status in ("ok", "error") and (status != "error" or export_failed), (path, attempts[0]["id"])
             continue
         assert (status == "error") == bool({"failure", "frame_skipped"} & kinds), (path, attempts[0]["id"])
         if status == "break":
@@ -138,11 +138,11 @@ def _check_agreement(path: Path) -> dict:
     for word, noun in (("recompiles", "recompile"), ("graph_breaks", "graph break"),
                        ("restarts", "restart"), ("errors", "failure")):
         assert re.search(rf"\b{totals[word]} {noun}s?\b", line), (path, line, word)
-    for word in WORDS:
+    for word, noun in WORDS.items():
         code, out = run_cli("--fail-on", word, "--no-verify", str(path))
         assert code == (1 if totals[word] else 0), (path, word, out)
         lines = out.splitlines()
-        assert all(line.startswith(f"found {WORDS[word]} (") for line in lines), (path, word, out)
+        assert all(line.startswith(f"found {noun} (") for line in lines), (path, word, out)
         ids = [i for line in lines for i in line.rsplit(" [", 1)[1].rstrip("]").split(", ")]
         assert len(ids) == totals[word], (path, word, out)  # each problem once, by its compile id
     return doc
