@@ -3,6 +3,8 @@ the help screen and the palette read them from here."""
 
 from __future__ import annotations
 
+from textual.binding import Binding
+
 from tlview.ui.binding_help import HELP_SECTIONS, key  # noqa: F401 - the help reads the sections here
 from tlview.ui.detail import TABS
 
@@ -87,6 +89,7 @@ def key_table() -> list[tuple[str, str, str]]:
     from tlview.ui.help_screen import help_rows
     from tlview.ui.payload_view import PayloadView
 
+    reading = [b for b in PayloadView.BINDINGS if isinstance(b, Binding)]  # (Textual types them loosely)
     return [(section, keys, what)
-            for section, rows in help_rows([*BINDINGS, *TREE_BINDINGS, *PayloadView.BINDINGS])
+            for section, rows in help_rows([*BINDINGS, *TREE_BINDINGS, *reading])
             for keys, what in rows]
