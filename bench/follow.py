@@ -45,9 +45,10 @@ class TimedApp(TlviewApp):
 
 
 def rss_mb() -> float:
-    for line in open("/proc/self/status"):
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1]) / 1024
+    with open("/proc/self/status") as status:
+        for line in status:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
     return 0.0
 
 
@@ -109,7 +110,8 @@ async def soak(minutes: float) -> list[tuple[float, float, int, int]]:
     folder = Path(tempfile.mkdtemp(prefix="tlview-bench-soak-"))
     path = folder / "dedicated_log_torch_trace_soak.log"
     path.write_bytes(b"")
-    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(TRACE), str(minutes * 60)])
+    # (Popen starts the writer and returns: nothing here waits on it while the app runs)
+    writer = subprocess.Popen([sys.executable, "-c", WRITER, str(path), str(TRACE), str(minutes * 60)])  # noqa: ASYNC220
     app = TimedApp(str(folder), follow=True)
     samples = []
     start = time.monotonic()

@@ -72,7 +72,7 @@ asyncio.run(main(sys.argv[2], int(sys.argv[3]), sys.argv[4]))
 
 def pane_walk(path: Path, entries: int = 8, payload: str = "inductor_output_code") -> dict:
     out = subprocess.run([sys.executable, "-c", PANE_WALK, str(ROOT), str(path), str(entries), payload],
-                         capture_output=True, text=True, timeout=1800)
+                         capture_output=True, text=True, timeout=1800, check=False)
     if out.returncode:
         raise SystemExit(out.stderr[-3000:])
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -83,7 +83,7 @@ def peak_rss_of(*args: str) -> float:
     script = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL);"
               "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024)")
     out = subprocess.run([sys.executable, "-c", script, sys.executable, "-m", "tlview", *args],
-                         capture_output=True, text=True, cwd=ROOT)
+                         capture_output=True, text=True, cwd=ROOT, check=False)
     return float(out.stdout.strip())
 
 
@@ -162,7 +162,7 @@ def follow(files: int) -> None:
                 before = cpu_seconds(pid)
                 time.sleep(10)
                 results[name] = (cpu_seconds(pid) - before) / 10 * 100
-                status = [line for line in tmux.screen().splitlines() if "LIVE" in line][0].strip()
+                status = next(line for line in tmux.screen().splitlines() if "LIVE" in line).strip()
             print(f"follow   idle {name}: {results[name]:.1f}% of a core  [{status[:110]}]")
     finally:
         shutil.rmtree(folder, ignore_errors=True)

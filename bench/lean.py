@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import itertools
 import json
 import re
 import sys
@@ -60,7 +61,7 @@ def million_record_trace(count: int = 1_000_000) -> Path:
         copy = 0
         while written < count:
             for r in records:
-                out.write(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + copy * 4).encode(), r))
+                out.write(frame.sub(lambda m, copy=copy: m.group(1) + str(int(m.group(2)) + copy * 4).encode(), r))
                 written += 1
                 if written >= count:
                     break
@@ -97,7 +98,7 @@ async def show_payload(path: Path) -> tuple[float, float, int]:
             await asyncio.sleep(0.01)
         shown = time.perf_counter() - t
         timer.stop()
-        stalls = [b - a for a, b in zip(beats, beats[1:])]
+        stalls = [b - a for a, b in itertools.pairwise(beats)]
         return shown, max(stalls, default=0.0), len(beats)
 
 

@@ -3,9 +3,10 @@
     python bench/random_keys.py [--keys 500] [--seeds 1,2,3] [--size 80x24] PATH-OR-ARGS...
 
 Not a timing: each run prints `alive`, `quit` (the palette's Quit, exit 0), or `ENDED` with the
-exit code, the last keys and the screen (the traceback, with TLVIEW_DEBUG=1). The arguments after the options are tlview's (`--compare A B`, `--follow
-DIR`, a path). Movement, digits, b/r/x, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, and now and
-then a filter typed after `/`, 0-80 ms apart. It found three ways tlview ended in stop 41: a pane
+exit code, the last keys and the screen (the traceback, with TLVIEW_DEBUG=1). The arguments
+after the options are tlview's (`--compare A B`, `--follow DIR`, a path). Movement, digits,
+b/r/x, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, and now and then a filter typed after `/`, 0-80 ms
+apart. It found three ways tlview ended in stop 41: a pane
 shown before it was mounted, the compare view's Run pane with nothing selected, Ctrl+P's page keys
 while its list was replaced (each now a test).
 """

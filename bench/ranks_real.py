@@ -51,7 +51,7 @@ def run(cmd: list[str], output: bool = True) -> tuple[float, bytes, int]:
     into this process, it would measure this process)."""
     t = time.perf_counter()
     done = subprocess.run([TIME, "-f", "%M", *cmd], stdout=subprocess.PIPE if output else subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, timeout=1800)
+                          stderr=subprocess.PIPE, timeout=1800, check=False)
     seconds = time.perf_counter() - t
     assert done.returncode == 0, done.stderr.decode()[-2000:]
     return seconds, done.stdout, int(done.stderr.decode().strip().splitlines()[-1])
@@ -101,7 +101,8 @@ def real_main(runs: int, ranks: int) -> None:
     best: dict[str, float] = {}
     rss = 0
     for _ in range(runs):
-        for name, cmd in (("cat", ["cat", *files]), ("md5sum", ["md5sum", *files]), ("json", tlview("--json", str(folder))),
+        for name, cmd in (("cat", ["cat", *files]), ("md5sum", ["md5sum", *files]),
+                          ("json", tlview("--json", str(folder))),
                           ("no-verify", tlview("--json", "--no-verify", str(folder)))):
             seconds, out, peak = run(cmd, output=name == "json")
             best[name] = min(best.get(name, 9e9), seconds)
@@ -120,7 +121,8 @@ def real_main(runs: int, ranks: int) -> None:
     print(f"  tlview --json        {best['json']:6.2f} s   {best['json'] / best['cat']:.1f}x cat (target <= 5x), "
           f"{best['json'] / best['md5sum']:.1f}x md5sum; peak RSS {rss / 1024:.0f} MB (target <= 200 MB); "
           f"divergence found: rank {ranks - 1} apart, [1/0] only on it")
-    print(f"  --json --no-verify   {best['no-verify']:6.2f} s   {best['no-verify'] / best['cat']:.1f}x cat (no md5 checked)")
+    print(f"  --json --no-verify   {best['no-verify']:6.2f} s   "
+          f"{best['no-verify'] / best['cat']:.1f}x cat (no md5 checked)")
     print(f"  tlview --report      {lines} lines (was one table per rank: 7,193 lines at 1,024 ranks)")
     print(f"  explorer (tmux)      first screen {best['ranks screen']:.2f} s (target <= 1 s; the corpus's small "
           f"model trace {best['model screen']:.2f} s in the same run), ranks grouped in the tree "
@@ -141,8 +143,8 @@ def md5_main(runs: int) -> None:
         best: dict[str, float] = {}
         for _ in range(runs):
             for name, cmd in (("md5sum", ["md5sum", str(path)]), ("json", tlview("--json", str(path))),
-                              ("start", [sys.executable, "-c", "import tlview.cli, tlview.index.indexing, "
-                                         "tlview.report.summary"])):
+                              ("start", [sys.executable, "-c", ("import tlview.cli, tlview.index.indexing, "
+                                                                    "tlview.report.summary")])):
                 best[name] = min(best.get(name, 9e9), run(cmd, output=False)[0])
         print(f"  {path.stat().st_size / 1e6:6,.0f} MB: md5sum {best['md5sum']:5.2f} s, tlview --json (md5 "
               f"checked) {best['json']:5.2f} s = {best['json'] / best['md5sum']:.2f}x md5sum (target <= 1.5x); "

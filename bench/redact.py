@@ -73,7 +73,8 @@ def main() -> None:
           f"redacted / plain {redacted / plain:.1f}x ({size / 1e6 / redacted:.2f} MB/s)")
     with tempfile.TemporaryDirectory() as work:
         small, big = peak(Path(work) / "small", 8), peak(Path(work) / "big", 32)
-    print(f"peak: 8 MB payload {small / 2**20:.0f} MiB, 32 MB payload {big / 2**20:.0f} MiB, big / small {big / small:.2f}")
+    print(f"peak: 8 MB payload {small / 2**20:.0f} MiB, 32 MB payload {big / 2**20:.0f} MiB, "
+          f"big / small {big / small:.2f}")
 
 
 if __name__ == "__main__":

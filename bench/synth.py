@@ -44,7 +44,7 @@ def build_trace(target_bytes: int, source_set: str = "model") -> Path:
         while written < target_bytes:
             for data, frames in sources:
                 base = frame_base
-                chunk = _FRAME.sub(lambda m: m.group(1) + str(int(m.group(2)) + base).encode(), data)
+                chunk = _FRAME.sub(lambda m, base=base: m.group(1) + str(int(m.group(2)) + base).encode(), data)
                 out.write(chunk)
                 written += len(chunk)
                 frame_base += frames
@@ -100,7 +100,7 @@ def build_many_compile_ids(target_ids: int) -> Path:
     with open(path, "wb") as out:
         for copy in range(-(-target_ids // ids_per_copy)):
             base = copy * frames
-            out.write(_FRAME.sub(lambda m: m.group(1) + str(int(m.group(2)) + base).encode(), kept))
+            out.write(_FRAME.sub(lambda m, base=base: m.group(1) + str(int(m.group(2)) + base).encode(), kept))
     return path
 
 

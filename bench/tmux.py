@@ -91,11 +91,11 @@ class Tmux:
             screen = self.screen()
         return screen
 
-    def __enter__(self) -> Tmux:
+    def __enter__(self) -> Tmux:  # noqa: PYI034 - typing.Self needs Python 3.11; tlview runs on 3.10
         return self
 
     def __exit__(self, *exc) -> None:
-        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True)
+        subprocess.run([TMUX, "-L", self.socket, "kill-server"], capture_output=True, check=False)
         if self._control is not None:
             self._control.stdin.close()
             self._control.wait(timeout=10)

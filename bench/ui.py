@@ -158,7 +158,7 @@ def append_to_visible(appends: int) -> None:
                 time.sleep(2.0)  # caught up
                 for n in range(appends):
                     frame = 900_000 + n
-                    data = _FRAME.sub(lambda m: m.group(1) + str(frame).encode(), unit)
+                    data = _FRAME.sub(lambda m, frame=frame: m.group(1) + str(frame).encode(), unit)
                     start = time.perf_counter()
                     with open(target, "ab") as f:
                         f.write(data)
@@ -228,7 +228,8 @@ def keys_while_busy(presses: int) -> None:
         results[name] = sorted(times)
         print(f"busy     {name:16}: key-to-screen median {statistics.median(times):.0f} ms, "
               f"max {max(times):.0f} ms over {presses}")
-    print(f"busy     ratio to idle (median): {statistics.median(results['1,000 records/s']) / statistics.median(results['idle']):.2f}")
+    busy = statistics.median(results['1,000 records/s']) / statistics.median(results['idle'])
+    print(f"busy     ratio to idle (median): {busy:.2f}")
 
 
 def main() -> None:

@@ -10,11 +10,13 @@ import io
 import json
 import os
 import signal
+import subprocess
 import sys
 import threading
 import time
-from contextlib import redirect_stdout
+from contextlib import redirect_stderr, redirect_stdout
 from pathlib import Path
+from typing import ClassVar
 
 import pyte
 import pytest
@@ -63,9 +65,51 @@ def run_cli(*args: str) -> tuple[int, str]:
     return code, buf.getvalue().decode("utf-8")
 
 
+def run_cli_bytes(*args: str) -> subprocess.CompletedProcess:
+    """tlview's main() in this process: its exit code, and its stdout and stderr as bytes."""
+    from tlview.cli import main
+
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout, stderr = io.TextIOWrapper(out, encoding="utf-8"), io.TextIOWrapper(err, encoding="utf-8")
+    with redirect_stdout(stdout), redirect_stderr(stderr):
+        code = main(list(args))
+        stdout.flush()
+        stderr.flush()
+    return subprocess.CompletedProcess(args, code, out.getvalue(), err.getvalue())
+
+
+def tlview_process(*args: str, stdout=subprocess.PIPE, shell: str | None = None) -> subprocess.CompletedProcess:
+    """The installed command in a process of its own: stdout is a real file descriptor (60 s at
+    most: a case that blocks, as a pipe opened for reading, fails instead of waiting forever)."""
+    command = ["sh", "-c", shell] if shell is not None else [*tlview_command().split(), *args]
+    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, timeout=60,
+                          stdin=subprocess.DEVNULL, check=False)
+
+
+def one_line(err: bytes) -> str:
+    """The one line tlview wrote to stderr: no traceback, no internal error."""
+    lines = err.decode().strip().splitlines()
+    assert len(lines) == 1, lines
+    assert "Traceback" not in lines[0] and "internal error" not in lines[0]
+    return lines[0]
+
+
+def write_file(folder, name: str, data: bytes) -> Path:
+    """`data` written to folder/name (the folder made if need be)."""
+    folder.mkdir(exist_ok=True)
+    path = folder / name
+    path.write_bytes(data)
+    return path
+
+
+def diagnoses_by_kind(doc: dict) -> dict:
+    """Each diagnosis of a `--json` document by (compile id, kind of problem)."""
+    return {(c["id"], d["kind"]): d for c in doc["compiles"] for d in c["diagnosis"]}
+
+
 def tlview_status(tlparse_status: str, broke: bool) -> str:
     """tlview's status of a compile tlparse calls `tlparse_status`: a compile that broke the graph
-    without a restart (a data-dependent branch) is a `break` in tlview (README: "Status symbols"),
+    without a restart (a data-dependent branch) is a `break` in tlview (docs/concepts.md: "Status"),
     and `ok` in tlparse, which looks only at restart reasons."""
     return "break" if tlparse_status == "ok" and broke else tlparse_status
 
@@ -190,7 +234,7 @@ class Terminal:
     (pyte): the screen a person sees, the title, the modes left set. Both come from PyPI, so the
     test extras are all a newcomer installs."""
 
-    KEYS = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
+    KEYS: ClassVar[dict[str, str]] = {"Enter": "\r", "Escape": "\x1b", "C-c": "\x03", "Tab": "\t", "BSpace": "\x7f",
             "Up": "\x1b[A", "Down": "\x1b[B", "Right": "\x1b[C", "Left": "\x1b[D"}
 
     # Synchronized output (mode 2026), as most terminals have it: asked whether it has it, the
@@ -373,7 +417,8 @@ def big_trace(tmp_path_factory) -> Path:
     frames = max(int(m.group(2)) for m in frame.finditer(kept)) + 1
     path = tmp_path_factory.mktemp("big") / "dedicated_log_torch_trace_big.log"
     with open(path, "wb") as f:
-        f.writelines(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept) for repeat in range((128 << 20) // len(kept)))
+        f.writelines(frame.sub(lambda m: m.group(1) + str(int(m.group(2)) + repeat * frames).encode(), kept)
+                     for repeat in range((128 << 20) // len(kept)))
     return path
 
 

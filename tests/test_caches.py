@@ -72,7 +72,7 @@ def test_ranks_each_counted_and_one_rank_kept():
     rank1 = json_for(trace, "--rank", "1")["caches"]
     assert {c["rank"] for c in rank1["compiles"]} == {1}
     assert rank1["caches"]["fx_graph_cache"]["hit"] == 2
-    code, out = run_cli("--report", str(trace))
+    _code, out = run_cli("--report", str(trace))
     assert "  [4/0] rank 1 AOTAutograd cache: 3 bypasses; FX graph cache: 2 hits, 4 misses" in out
 
 

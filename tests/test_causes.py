@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import GENERATED, json_for
 
 from tlview.domain.break_registry import FAMILIES, entry, family_of, gb_ids_in, registry
 from tlview.domain.causes import break_cause, failure_cause, guarded, recompile_cause
@@ -20,7 +21,9 @@ from tlview.domain.reasons import (
     user_place_in,
 )
 from tlview.domain.status import Status
+from tlview.index.indexing import open_index
 
+ANSWERS = GENERATED / "answers"
 UNSEEN = Path(__file__).resolve().parent.parent / "fixtures" / "unseen"
 GUARDS = {e["name"]: e for e in json.loads((UNSEEN / "guard_catalog" / "catalog.json").read_text())}
 FAILURES = {e["name"]: e for e in json.loads((UNSEEN / "failure_catalog" / "catalog.json").read_text())}
@@ -248,3 +251,13 @@ def test_a_failure_is_placed_at_the_user_frame_torch_recorded():
 def test_unfinished_statuses():
     assert Status.MISSING.unfinished and Status.UNLOGGED.unfinished
     assert not any(s.unfinished for s in Status if s not in (Status.MISSING, Status.UNLOGGED))
+
+
+def test_the_cause_of_a_recompile_is_its_failure_against_the_latest_compile():
+    """8/2 lists a failure against 8/1 (the dynamic entry: the cause) and one against 8/0."""
+    index = open_index(str(ANSWERS / "trace"))
+    node = index.node(None, "8/2")
+    assert [str(r.failed_id) for r in node.reasons] == ["8/1", "8/0"]
+    assert str(node.recompile_cause.failed_id) == "8/1"
+    doc = json_for(ANSWERS / "trace")
+    assert [d["kind"] for c in doc["compiles"] if c["id"] == "8/2" for d in c["diagnosis"]] == ["recompile"]

@@ -8,6 +8,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 import pytest
+from conftest import CORPUS, GENERATED, diagnoses_by_kind, json_for
 
 from tlview.diagnose import classify
 from tlview.diagnose.classify import fix_for
@@ -17,6 +18,7 @@ from tlview.domain.reasons import Failure, GraphBreak
 from tlview.domain.settings import NOT_RECORDED, CompileSettings
 from tlview.domain.verdict import CompileProblem, Kind
 
+ANSWERS = GENERATED / "answers"
 NODE = SimpleNamespace(is_outside=False, compile=None, id="0/1")
 EXPORT = SimpleNamespace(is_outside=True, compile=None, id="-/-")
 
@@ -87,7 +89,8 @@ def test_dynamic_false_is_named_where_it_was_set():
 
 
 @pytest.mark.parametrize("guard, cause, words", [
-    ("___check_obj_id(act.__code__, 1), type=<class 'code'>", "function_changed", "compile the caller that chooses act"),
+    ("___check_obj_id(act.__code__, 1), type=<class 'code'>", "function_changed",
+     "compile the caller that chooses act"),
     ("___check_type_id(p, 9), type=<class '__main__.A'>", "type_changed", "it was __main__.A"),
     ("expected type of 'batch.mask' to be <class 'torch.Tensor'>, but found <class 'NoneType'>",
      "value_became_none", "batch.mask is None in some calls"),
@@ -194,3 +197,31 @@ def test_a_setting_the_compile_torch_lacks_is_said_missing():
                                          CompileSettings((2, 15), {"trace_autograd_ops": False}))
     assert kept == "set torch._dynamo.config.trace_autograd_ops = True"
     assert classify._settings_that_exist("torch._dynamo.config.x = 1", NOT_RECORDED) == "torch._dynamo.config.x = 1"
+
+
+@pytest.mark.parametrize("log", ["trace", "torch_logs.txt"])
+def test_fixes_agree_with_pytorch_and_apply_to_their_class(log):
+    found = diagnoses_by_kind(json_for(ANSWERS / log))
+    logging_call = found[("0/0", "graph_break")]  # logging.warning: the break is inside the stdlib
+    assert logging_call["cause"] == "print_or_logging" and "answers.py:36" in logging_call["why"]
+    assert "ignore_logging_functions.add(logging.warning)" in logging_call["fix"]
+    logger = found[("2/0", "graph_break")]  # log.warning: PyTorch's hint names ignore_logging_functions
+    assert "ignore_logging_functions.add(log.warning)" in logger["fix"] and "reorderable" not in logger["fix"]
+    backward = found[("4/0", "graph_break")]
+    assert backward["cause"] == "backward_in_compiled" and "generators" not in backward["fix"]
+    assert "torch._dynamo.config.trace_autograd_ops = True" in backward["fix"]
+    flag = found[("6/1", "recompile")]  # `self.use_bias == True`
+    assert flag["cause"] == "python_flag" and "specialize" not in flag["fix"]
+    assert found[("8/2", "recompile")]["why"] == "input 'x' changed dtype: Float -> Double"
+
+
+def test_print_keeps_the_print_fix():
+    found = diagnoses_by_kind(json_for(CORPUS / "graph_breaks" / "trace"))
+    assert "reorderable_logging_functions.add(print)" in found[("0/0", "graph_break")]["fix"]
+
+
+def test_a_custom_op_without_a_fake_kernel_is_told_to_register_one():
+    found = diagnoses_by_kind(json_for(GENERATED / "text_failures" / "trace"))
+    failure = found[("2/0", "failure")]
+    assert failure["cause"] == "missing_fake_kernel" and "tlv::mysin" in failure["why"]
+    assert "register_fake" in failure["fix"] and "VERBOSE" not in failure["fix"]

@@ -14,7 +14,8 @@ from tlview.cli import main
 
 @pytest.mark.parametrize("args, message", [
     (["--json", "--filter", "recompile,bogus", str(CORPUS / "model" / "trace")],
-     "unknown filter word 'bogus'; valid: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, errors, restarts"),
+     ("unknown filter word 'bogus'; valid: recompiles, graph_breaks, guards, dynamic, perf_hints, output_code, "
+      "errors, restarts")),
     (["--report", "--rank", "7", str(CORPUS / "distributed" / "trace")], "rank 7 is not in these logs; ranks: 0, 1"),
     (["--json", "--rank", "0", str(CORPUS / "model" / "trace")], "rank 0: these logs have no ranks"),
     (["--json", "--filter", "rank:x", str(CORPUS / "model" / "trace")], "rank:x is not a rank number"),
@@ -74,7 +75,8 @@ def test_a_pipe_reads_as_its_file_headless(what, logs):
     assert piped.returncode == 0, piped.stderr
     from_pipe, from_file = json.loads(piped.stdout), json.loads(run("--json", str(logs)).stdout)
     assert from_pipe["totals"] == from_file["totals"] and from_pipe["totals"]["compile_ids"] > 0
-    assert [(e["id"], e["status"]) for e in from_pipe["compiles"]] == [(e["id"], e["status"]) for e in from_file["compiles"]]
+    statuses = lambda doc: [(e["id"], e["status"]) for e in doc["compiles"]]
+    assert statuses(from_pipe) == statuses(from_file)
     with open(logs, "rb") as pipe_in:
         report = run("--report", "-", stdin=pipe_in)
     assert report.returncode == 0 and b"[0/1]" in report.stdout

@@ -88,7 +88,7 @@ def test_a_batch_the_workers_cannot_read_is_read_here_in_its_turn(scheduler, mon
     alone = json.loads(json_out(path))
     monkeypatch.setattr(dask_index, "BATCH_BYTES", batch_bytes)
     # (a lambda is sent by value: the workers run it, and fail as on a path they do not have)
-    monkeypatch.setattr(dask_index, "index_batch", lambda tasks: open(tasks[0][0] + ".elsewhere"))
+    monkeypatch.setattr(dask_index, "index_batch", lambda tasks: open(tasks[0][0] + ".elsewhere"))  # noqa: SIM115 - it raises
     with_notes = json.loads(json_out("--dask", scheduler, path))
     notes = with_notes.pop("notes")
     assert notes and all("read here, not on the cluster (FileNotFoundError" in note for note in notes)

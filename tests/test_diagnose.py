@@ -172,3 +172,18 @@ def test_the_run_pane_s_loops_let_its_thread_stop_every_step(monkeypatch):
         with pytest.raises(run_pane.PaneLeft):
             run_pane.run_view(index, ..., go_on=leave_at(count))
         assert len(asked) == count
+
+
+def test_recompile_cost_is_its_own_and_ranks_the_frames():
+    run = json_for(CORPUS / "recompiles" / "trace")["run_summary"]
+    frames = run["recompiling_frames"]
+    assert [f["recompile_seconds"] for f in frames] == sorted((f["recompile_seconds"] for f in frames), reverse=True)
+    for frame in frames:
+        assert 0 < frame["recompile_seconds"] < frame["seconds"]  # the first compile is not a recompile's cost
+
+
+def test_divergence_tells_one_compile_id_of_different_code():
+    div = json_for(GENERATED / "multi_rank4" / "trace")["divergence"]
+    entry = next(e for e in div["functions"] if e["id"] == "2/0")
+    assert {g["value"]: g["ranks"] for g in entry["groups"]} == {
+        "torch_dynamo_resume_in_report_at_32": [2], "extra_stats": [3]}

@@ -1,7 +1,7 @@
 """An ending signal that comes while the explorer starts (its pool already running, its app not yet)
 ends it at once, with 128 + its number and no traceback: Python's own SIGINT raised
 KeyboardInterrupt wherever the main thread was, and where it was swallowed the explorer came up
-and stayed (about 1 full run in 3 under load failed test_hostile_terminal's signal while the pool
+and stayed (about 1 full run in 3 under load failed test_terminal_session's signal while the pool
 indexes)."""
 
 from __future__ import annotations

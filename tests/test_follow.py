@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS
+from conftest import CORPUS, alive, wait_until, write_file
 
 from tlview.domain.totals import RunningTotals, totals
 from tlview.index.index import Index
@@ -47,6 +47,9 @@ WRITER = textwrap.dedent('''
     append(p1, b[len(b) // 3:], 150)
     print("done", flush=True)
 ''')
+
+REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
+NAME = "dedicated_log_torch_trace_x.log"
 
 
 def _doc(index: Index) -> dict:
@@ -173,7 +176,6 @@ if sys.argv[2] == "stays":
 def test_a_setsid_daemon_of_the_job_ends_with_it(tmp_path, job_does):
     """`--run` ended its job's process group (after `q`, or at the end): a daemon it started
     with a double fork and `setsid` left that group, and lived on after tlview."""
-    from conftest import alive, wait_until
 
     from tlview.source.job import Job
 
@@ -236,8 +238,6 @@ def test_following_survives_a_path_unreadable_for_a_while(tmp_path, monkeypatch,
     file again every time (more rank files than open descriptors) meets the refusals too."""
     import threading
     from contextlib import ExitStack
-
-    from conftest import wait_until
 
     from tlview.source.reader import OPEN_FILES
 
@@ -307,3 +307,54 @@ def test_following_survives_a_path_unreadable_for_a_while(tmp_path, monkeypatch,
         assert list(a.offsets) == list(b.offsets)  # no record lost, none doubled
     assert totals(live.index).records == totals(reference).records > 0
     assert any("cannot" in w for w in said), said  # the follower said why it waited
+
+
+def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
+    """`mv x.log x.log.1` and a new x.log: the new run is shown, the rotated one is over."""
+    from tlview.domain.totals import totals
+    from tlview.index.live import LiveIndex
+
+    first = REAL.read_bytes()
+    second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
+    folder = write_file(tmp_path / "run", NAME, first).parent
+    live = LiveIndex(str(folder))
+    live.catch_up()
+    assert totals(live.index).compile_ids == 12
+    (folder / NAME).rename(folder / (NAME + ".1"))
+    (folder / NAME).write_bytes(second)
+    live.catch_up()
+    live.finish()
+    assert [s.path for s in live.index.sources] == [str(folder / NAME)]
+    assert totals(live.index).compile_ids == 15
+    assert any("renamed away (rotated)" in n for n in live.index.notes)
+
+
+def test_following_a_folder_deleted_and_made_again(tmp_path):
+    import shutil
+
+    from tlview.domain.totals import totals
+    from tlview.index.live import LiveIndex
+
+    folder = write_file(tmp_path / "run", NAME, REAL.read_bytes()).parent
+    live = LiveIndex(str(folder))
+    live.catch_up()
+    shutil.rmtree(folder)
+    update = live.step()
+    assert update.rebuilt and update.waiting and live.index.sources == []
+    write_file(folder, "other.log", next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes())
+    live.catch_up()
+    live.finish()
+    assert totals(live.index).compile_ids == 15  # the new run only
+    assert any("deleted or renamed" in n for n in live.index.notes)
+
+
+def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
+    import gzip
+
+    from tlview.index.live import LiveIndex
+
+    folder = tmp_path / "gz"
+    folder.mkdir()
+    (folder / (NAME + ".gz")).write_bytes(gzip.compress(REAL.read_bytes()))
+    update = LiveIndex(str(folder)).step()
+    assert "compressed (gzip): zcat" in update.waiting

@@ -8,9 +8,9 @@ import pytest
 from conftest import PEER, json_for
 
 EXPECTED = json.loads((PEER / "expected.json").read_text())
-# Where the README's words count otherwise than the truth's (which counts break artifacts): an
+# Where the words of docs/concepts.md count otherwise than the truth's (which counts break artifacts): an
 # older torch restarted twice after `graph_break()` and logged no break artifact; each restart
-# after a graph break is a graph break (README: "The four words").
+# after a graph break is a graph break (docs/concepts.md: "Verdict: five kinds of problem").
 WORDS_DIFFER = {"inputs/comp_metrics.log": {"graph_breaks": 2}}
 
 

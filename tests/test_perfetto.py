@@ -154,8 +154,9 @@ def test_events_of_every_wrong_shape_are_skipped(tmp_path, capsys):
 def test_the_same_events_as_tlparse_all_ranks(tmp_path):
     """tlparse --all-ranks-html merges the ranks' chromium_events.json with pid = rank: the same
     events, rank by rank (tlview adds process names and the attempt to compile ids)."""
-    subprocess.run([shutil.which("tlparse", path=str(Path(sys.executable).parent)) or "tlparse", str(MULTI), "--all-ranks-html", "-o", str(tmp_path / "tl"),
-                    "--no-browser", "--overwrite"], check=True, capture_output=True)
+    tlparse = shutil.which("tlparse", path=str(Path(sys.executable).parent)) or "tlparse"
+    subprocess.run([tlparse, str(MULTI), "--all-ranks-html", "-o", str(tmp_path / "tl"), "--no-browser", "--overwrite"],
+                   check=True, capture_output=True)
     theirs = json.loads((tmp_path / "tl" / "chromium_events.json").read_bytes())
     _, ours, _ = write(tmp_path, str(MULTI))
 

@@ -129,5 +129,6 @@ def test_the_cases_cover_every_diagnostic():
                 "runtime_mismatched_graph_counts", "exec_order_differs"):
         assert {bool(s[key]) for s in said} == {True, False}, key
     assert any(s["collectives_parity"] for s in said)
-    assert any(g["delta_ms"] > 0 and g["fastest_rank"] != g["slowest_rank"] for s in said for g in s["runtime_analysis"])
+    assert any(g["delta_ms"] > 0 and g["fastest_rank"] != g["slowest_rank"]
+               for s in said for g in s["runtime_analysis"])
     assert any(s["exec_order_schedule_mismatch_ranks"] for s in said)

@@ -4,10 +4,22 @@ in the model, `--json`, `--report`, markdown, the tree and the rank switcher, ne
 
 from __future__ import annotations
 
+import io
 import re
+from pathlib import Path
 
 import pytest
-from conftest import GENERATED, SIZE, json_for, ready, run_cli, until
+from conftest import (
+    CORPUS,
+    GENERATED,
+    SIZE,
+    json_for,
+    plain,
+    press,
+    ready,
+    run_cli,
+    until,
+)
 
 from tlview.domain.rank_history import rank_groups
 from tlview.index.indexing import open_index
@@ -15,6 +27,8 @@ from tlview.ui.app import TlviewApp
 from tlview.ui.commands import tlview_commands
 
 DIVERGE4 = GENERATED / "dist215" / "diverge4" / "trace"
+REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
+DISTRIBUTED = CORPUS / "distributed" / "trace"
 RANKS = 1024
 _RANK = re.compile(rb'("rank": )\d+')
 
@@ -157,3 +171,78 @@ def test_payloads_alike_are_read_once_when_their_md5s_were_checked(ranks_1024, m
     unchecked = divergence(open_index(str(ranks_1024), verify_md5=False))
     assert set(loads) == {None} and len(loads) > 3 * RANKS
     assert checked == unchecked
+
+
+def _first_records(count: int) -> bytes:
+    lines = REAL.read_bytes().splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if not line.startswith(b"\t")]
+    return b"".join(lines[:starts[count]])
+
+
+class _CountedIterations(list):
+    iterations = 0
+
+    def __iter__(self):
+        type(self).iterations += 1
+        return super().__iter__()
+
+
+def _rank_files(folder: Path, ranks: int) -> Path:
+    data = _first_records(3)
+    for rank in range(ranks):
+        (folder / f"dedicated_log_torch_trace_rank_{rank}_x.log").write_bytes(data)
+    return folder
+
+
+def test_many_ranks_in_the_run_pane_are_runs_and_a_bounded_timeline(tmp_path):
+    """The Run pane of 600 ranks: a timeline of the first ranks that says how many more there
+    are, and the ranks as one run (it was 5,039 lines and 5.6 s to show at 1,000 ranks)."""
+    from rich.console import Console
+
+    from tlview.index.indexing import open_index
+    from tlview.report.timeline_look import LANES_DRAWN
+    from tlview.ui.run_pane import run_view
+
+    console = Console(file=io.StringIO(), width=134)
+    console.print(run_view(open_index(str(_rank_files(tmp_path, 600))), ..., 134))
+    lines = console.file.getvalue().splitlines()
+    assert "Ranks 0-599" in lines
+    assert f"  … {600 - LANES_DRAWN} more ranks or processes not drawn (rank {LANES_DRAWN} to rank 599): " \
+           "filter by a rank to see its own timeline" in lines
+    assert sum(line.startswith("  rank ") for line in lines) == LANES_DRAWN  # a lane line each
+    assert len(lines) < 10 * LANES_DRAWN
+
+
+def test_many_ranks_are_read_in_one_pass(tmp_path, monkeypatch):
+    """600 rank files of 3 records (20,000 took 5 minutes, quadratic): the divergence reads each
+    node a bounded number of times, and ordering and naming the ranks scans the files once."""
+    from tlview.diagnose.ranks import divergence
+    from tlview.domain.compile_node import CompileNode
+    from tlview.index.indexing import open_index
+    from tlview.views.tree import TreeModel
+
+    ranks = 600
+    index = open_index(str(_rank_files(tmp_path, ranks)))
+    assert len(index.ranks()) == ranks
+    reads = []
+    monkeypatch.setattr(CompileNode, "rank", property(lambda node: reads.append(1) or node.group.rank))
+    div = divergence(index)
+    assert div["ranks"] == list(range(ranks)) and div["compile_ids"] == []  # the ranks agree
+    assert len(reads) <= 3 * len(index.nodes), len(reads)
+    index.sources = _CountedIterations(index.sources)
+    tree = TreeModel(index)
+    assert [entry.label for entry in tree.roots[:3]] == ["rank 0", "rank 1", "rank 2"]
+    assert len(tree.roots) == ranks
+    assert _CountedIterations.iterations <= 3, _CountedIterations.iterations
+
+
+async def test_the_detail_follows_the_rank_switcher():
+    app = TlviewApp(str(DISTRIBUTED))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        for rank in (0, 1):
+            await press(pilot, "right_square_bracket")
+            await until(pilot, lambda: app.flt.rank == rank)
+            entry = app.tree.entry
+            assert entry.rank == rank
+            await until(pilot, lambda: f"rank {rank}" in plain(app.query_one("#summary-body")))

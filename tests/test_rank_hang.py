@@ -5,6 +5,7 @@ out as tlparse's chromium_trace_with_runtime."""
 
 from __future__ import annotations
 
+import itertools
 import json
 
 from conftest import GENERATED, PEER, SIZE, json_for, plain, ready, run_cli, until
@@ -29,8 +30,9 @@ def test_the_hang_leads_the_report_ranks_grouped_with_the_collective_and_the_dea
     # each rank's own last words, from its TORCH_LOGS text (gloo's source places left out)
     expected = json.loads((HANG / "expected.json").read_text())["first_runtime_error_per_rank"]
     assert "gloo" in expected["0"] and "Timed out waiting 10000ms for send operation" in expected["0"]
-    assert "  the job died: rank 0: timeout: RuntimeError: Timed out waiting 10000ms for send operation to complete" in hang
-    assert "  the job died: rank 1: timeout: RuntimeError: Timed out waiting 10000ms for recv operation to complete" in hang
+    for rank, operation in ((0, "send"), (1, "recv")):
+        assert (f"  the job died: rank {rank}: timeout: RuntimeError: Timed out waiting 10000ms for {operation} "
+                "operation to complete") in hang
     assert any(line.startswith("  the job died: rank 2: timeout: Rank 2 successfully reached monitoredBarrier")
                for line in hang)
     assert "  torchrun: rank 0 failed first (exit code 1)" in hang
@@ -122,7 +124,7 @@ def test_perfetto_lays_out_runtime_estimates_as_tlparse(tmp_path):
                 laid.setdefault(f"{e['args']['rank']} {e['args']['graph']}", []).append(e)
         assert {k: [[e["name"], e["dur"]] for e in v] for k, v in laid.items()} == record["runtime_trace_events"]
         for ops in laid.values():  # one after the other on their track
-            assert all(b["ts"] == a["ts"] + a["dur"] for a, b in zip(ops, ops[1:]))
+            assert all(b["ts"] == a["ts"] + a["dur"] for a, b in itertools.pairwise(ops))
         # every rank's chromium events are still there, in processes of their own
         assert {e["pid"] for e in events if e.get("cat") != "runtime"} >= set(record["ranks"])
 
@@ -134,7 +136,8 @@ def test_the_death_is_found_in_one_log_of_all_ranks_as_torchrun_tee_writes_it(tm
     shutil.copytree(HANG / "trace", tmp_path / "trace")
     with open(tmp_path / "torch_logs.txt", "w") as out:
         for rank in range(3):
-            out.writelines(f"[default{rank}]:{line}\n" for line in (HANG / "torch_logs" / f"rank_{rank}.txt").read_text().splitlines())
+            lines = (HANG / "torch_logs" / f"rank_{rank}.txt").read_text().splitlines()
+            out.writelines(f"[default{rank}]:{line}\n" for line in lines)
     deaths = json_for(tmp_path)["divergence"]["job_death"]["deaths"]
     assert [(d["ranks"], d["message"][:40]) for d in deaths] == [
         ([0], "RuntimeError: Timed out waiting 10000ms "), ([1], "RuntimeError: Timed out waiting 10000ms "),

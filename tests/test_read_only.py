@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+from pathlib import Path
 
 from conftest import CORPUS, SIZE, press, ready, run_cli, until
 
@@ -17,7 +18,7 @@ def _state(folder) -> dict:
         for name in dirs + files:
             path = os.path.join(root, name)
             st = os.stat(path)
-            digest = hashlib.md5(open(path, "rb").read()).hexdigest() if os.path.isfile(path) else "dir"
+            digest = hashlib.md5(Path(path).read_bytes()).hexdigest() if os.path.isfile(path) else "dir"
             out[os.path.relpath(path, folder)] = (digest, st.st_size, st.st_mtime_ns, st.st_mode)
     return out
 

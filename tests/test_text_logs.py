@@ -12,7 +12,8 @@ import pytest
 from conftest import CORPUS, GENERATED, json_for, run_cli, without_paths
 
 TEXT_FAILURES = GENERATED / "text_failures"
-TAG = re.compile(r"^(?:\[rank(\d+)\]:)?[VIWEC]\d{4} \S+ \d+ \S+\] \[([!0-9/_]+)\] \[__(graph_code|guards|output_code)\]")
+TAG = re.compile(r"^(?:\[rank(\d+)\]:)?[VIWEC]\d{4} \S+ \d+ \S+\] \[([!0-9/_]+)\] "
+                 r"\[__(graph_code|guards|output_code)\]")
 RUNS = sorted({p.parent for p in Path(CORPUS).glob("*/torch_logs.txt")} |
               {p.parent for p in GENERATED.rglob("torch_logs.txt") if (p.parent / "trace").is_dir()
                and "verdict" not in p.parts})  # (torch.export's failures are never in the text)

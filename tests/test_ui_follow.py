@@ -1,4 +1,5 @@
-"""Live follow in the explorer: a folder that does not exist yet, records arriving, a toast."""
+"""Live follow in the explorer: a folder that does not exist yet, records arriving, ranks that come
+in any order listed in rank order, what is new counted as the status line counts it, a toast."""
 
 from __future__ import annotations
 
@@ -6,11 +7,20 @@ import re
 import threading
 import time
 
-from conftest import CORPUS, press, ready, until
+from conftest import (
+    CORPUS,
+    SIZE,
+    press,
+    ready,
+    tlview_command,
+    until,
+)
 
 from tlview.ui.app import TlviewApp
+from tlview.ui.status_line import StatusLine
 
 TRACE = next((CORPUS / "recompiles" / "trace").glob("*.log")).read_bytes()
+DISTRIBUTED = CORPUS / "distributed" / "trace"
 
 
 def _status(app) -> str:
@@ -75,7 +85,7 @@ async def test_toasts_when_recompiles_arrive_after_catching_up(tmp_path):
         await until(pilot, lambda: app.caught_up)
         statuses = {e.node.id: e.status.word for e in app.model.compile_entries() if e.kind == "compile"}
         assert statuses["0/0"] == "ok" and statuses["0/1"] == "compiling"  # under way: no metrics yet
-        with open(path, "ab") as f:
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
             f.write(b"".join(records[first_recompile:]))
         await until(pilot, lambda: len(app.model.compile_entries()) == 12)
         await until(pilot, lambda: any("failed" in title for _, title in notes))
@@ -106,7 +116,7 @@ async def test_an_append_shows_the_new_compile_id_once_and_never_the_old_one_aga
         summary = app.detail.pane("summary")
         shown, real_show = [], summary.show
         summary.show = lambda selection: (shown.append(selection.entry.node.id), real_show(selection))[1]
-        with open(path, "ab") as f:
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
             f.write(b"".join(records[start:end]))  # [0/1]'s records
         await until(pilot, lambda: app.tree.entry.node.id == "0/1" and "0/1" in shown)
         assert set(shown) == {"0/1"}, shown
@@ -129,3 +139,64 @@ async def test_a_highlight_the_cursor_left_does_not_show_its_entry_again():
         await pilot.pause()
         await pilot.pause()
         assert app.tree.cursor_node is here and app.detail.selection.entry is here.data
+
+
+def _append(path, data: bytes, stop: threading.Event, pieces: int = 40) -> None:
+    records = re.split(rb"(?m)^(?=V\d{4} )", data)
+    step = max(1, len(records) // pieces)
+    with open(path, "ab") as f:
+        for i in range(0, len(records), step):
+            f.write(b"".join(records[i:i + step]))
+            f.flush()
+            if stop.wait(0.01):
+                return
+
+
+async def test_ranks_come_in_rank_order_while_following(tmp_path):
+    """Rank 1's file appears first: the tree still lists rank 0 above rank 1."""
+    rank0 = next(DISTRIBUTED.glob("*rank_0*")).read_bytes()
+    rank1 = next(DISTRIBUTED.glob("*rank_1*")).read_bytes()
+    app = TlviewApp(str(tmp_path), follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        (tmp_path / "dedicated_log_torch_trace_rank_1_a.log").write_bytes(rank1)
+        await until(pilot, lambda: len(app.model.compile_entries()) == 11)
+        (tmp_path / "dedicated_log_torch_trace_rank_0_b.log").write_bytes(rank0)
+        await until(pilot, lambda: len(app.model.compile_entries()) == 19)
+        assert [root.title for root in app.model.roots] == ["rank 0", "rank 1"]
+        assert [n.data.title for n in app.tree.root.children] == ["rank 0", "rank 1"]
+
+
+async def test_new_compile_ids_are_counted_as_the_status_line_counts_them(tmp_path):
+    path = tmp_path / "dedicated_log_torch_trace_x.log"
+    records = re.split(rb"(?m)^(?=V\d{4} )", TRACE)
+    half = len(records) // 2
+    path.write_bytes(b"".join(records[:half]))
+    app = TlviewApp(str(tmp_path), follow=True)
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: app.caught_up and app.model.compile_entries())
+        before = len(app.model.compile_entries())
+        await pilot.press("k")  # reading: new compile ids are counted, not followed
+        await until(pilot, lambda: not app.auto_follow)
+        with open(path, "ab") as f:  # noqa: ASYNC230 - a few KB the app follows, written at once
+            f.write(b"".join(records[half:]))
+        await until(pilot, lambda: len(app.model.compile_entries()) == 12)
+        await until(pilot, lambda: app.new_unseen == 12 - before)
+        assert f"+{12 - before} new" in str(app.query_one("#tree-note").render())
+        assert "12 compile ids" in app.query_one(StatusLine).text
+
+
+def test_toasts_leave_the_live_sign_readable(terminal, tmp_path):
+    folder = tmp_path / "trace"
+    folder.mkdir()
+    path = folder / "dedicated_log_torch_trace_x.log"
+    records = re.split(rb"(?m)^(?=V\d{4} )", TRACE)
+    first = next(i for i, r in enumerate(records) if b'"recompile_reasons"' in r)
+    path.write_bytes(b"".join(records[:first]))
+    term = terminal(f"{tlview_command()} --follow {folder}")
+    term.wait_for("● LIVE")
+    with open(path, "ab") as f:
+        f.write(b"".join(records[first:]))
+    screen = term.wait_for("recompiled")  # a toast
+    assert "● LIVE" in screen
+    term.keys("q")
+    term.wait_for("EXITED:0")

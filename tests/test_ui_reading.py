@@ -6,7 +6,16 @@ from __future__ import annotations
 import re
 from contextlib import asynccontextmanager
 
-from conftest import CORPUS, SIZE, plain, press, ready, type_in, until, visible_lines
+from conftest import (
+    CORPUS,
+    SIZE,
+    plain,
+    press,
+    ready,
+    type_in,
+    until,
+    visible_lines,
+)
 
 from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
@@ -75,7 +84,7 @@ async def test_search_in_a_graph_counts_highlights_and_moves_with_n():
         await press(pilot, "N")
         assert f"match 3 of {len(expected)}" in view.border_subtitle
         # the current match is drawn in its own style, the others in the match style
-        line, column = expected[2]
+        line, _column = expected[2]
         strip = view.render_line(line - view.scroll_offset.y)
         current = view.get_component_rich_style("search--match-current")
         drawn = "".join(s.text for s in strip if s.style and s.style.bgcolor == current.bgcolor)
@@ -481,7 +490,7 @@ async def test_the_palette_s_theme_and_command_searches_are_tlview_s_palette():
     in a moment it ended tlview: bench/random_keys.py). Both apps' searches open tlview's."""
     from tlview.ui.commands import Palette
 
-    async with _palette_open((120, 40)) as (app, pilot, palette):
+    async with _palette_open((120, 40)) as (app, pilot, _palette):
         await press(pilot, "escape")
         for search in (app.search_themes, lambda: app.search_commands([("Keys", app.action_help)])):
             search()
@@ -489,3 +498,18 @@ async def test_the_palette_s_theme_and_command_searches_are_tlview_s_palette():
             await app.workers.wait_for_complete()  # (its commands gathered: closing meanwhile is Textual's race)
             await press(pilot, "escape")
             assert not isinstance(app.screen, Palette)
+
+
+async def test_escape_on_a_filter_keeps_the_compile_id():
+    app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await press(pilot, "slash")
+        await type_in(pilot, "errors")
+        await press(pilot, "enter")
+        await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node.id == "3/4")
+        await pilot.press("escape")
+        await until(pilot, lambda: len(app.model.compile_entries()) == 12)
+        await pilot.pause()
+        assert app.tree.entry.node.id == "3/4"
+        assert "3/4" in plain(app.query_one("#summary-body"))

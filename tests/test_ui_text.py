@@ -10,7 +10,8 @@ from tlview.ui.app import TlviewApp
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.status_line import StatusLine
 
-TYPICAL = GENERATED / "text_failures" / "torch_logs_typical.txt"  # recompiles,graph_breaks,guards,output_code,graph_code
+# TORCH_LOGS=recompiles,graph_breaks,guards,output_code,graph_code
+TYPICAL = GENERATED / "text_failures" / "torch_logs_typical.txt"
 
 
 async def _select(app, pilot, cid: str) -> None:

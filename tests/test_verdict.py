@@ -17,6 +17,7 @@ from conftest import (
     PEER,
     SIZE,
     compile_entries,
+    diagnoses_by_kind,
     json_for,
     plain,
     press,
@@ -35,6 +36,7 @@ from tlview.report.text_report import render_report
 from tlview.ui.app import TlviewApp
 from tlview.ui.status_line import StatusLine
 
+ANSWERS = GENERATED / "answers"
 VERDICT = GENERATED / "verdict"
 WORDS = {"recompiles": "recompile", "graph_breaks": "graph_break", "restarts": "restart", "errors": "failure"}
 FAILURE_RECORD = re.compile(rb'"dynamo_error"|"make_fx_fail_partial"|"fail_type": "')
@@ -122,8 +124,8 @@ def _check_agreement(path: Path) -> dict:
         status = attempts[0]["status"]
         assert all(e["status"] == status for e in attempts)
         if attempts[0]["function"] == "torch.export":  # its failure is its Export entry's, when its own
-            assert status in ("ok", "error") and (status != "error" or any(
-                p["kind"] == "failure" for e in doc["outside_compiles"] for p in e["verdict"])), (path, attempts[0]["id"])
+            export_failed = any(p["kind"] == "failure" for e in doc["outside_compiles"] for p in e["verdict"])
+            assert status in ("ok", "error") and (status != "error" or export_failed), (path, attempts[0]["id"])
             continue
         assert (status == "error") == bool({"failure", "frame_skipped"} & kinds), (path, attempts[0]["id"])
         if status == "break":
@@ -136,11 +138,11 @@ def _check_agreement(path: Path) -> dict:
     for word, noun in (("recompiles", "recompile"), ("graph_breaks", "graph break"),
                        ("restarts", "restart"), ("errors", "failure")):
         assert re.search(rf"\b{totals[word]} {noun}s?\b", line), (path, line, word)
-    for word in WORDS:
+    for word, noun in WORDS.items():
         code, out = run_cli("--fail-on", word, "--no-verify", str(path))
         assert code == (1 if totals[word] else 0), (path, word, out)
         lines = out.splitlines()
-        assert all(line.startswith(f"found {WORDS[word]} (") for line in lines), (path, word, out)
+        assert all(line.startswith(f"found {noun} (") for line in lines), (path, word, out)
         ids = [i for line in lines for i in line.rsplit(" [", 1)[1].rstrip("]").split(", ")]
         assert len(ids) == totals[word], (path, word, out)  # each problem once, by its compile id
     return doc
@@ -193,6 +195,9 @@ async def test_status_line_filters_and_jumps_agree_with_the_json(path):
             await press(pilot, "escape")
             await until(pilot, lambda: "filter:" not in status.text)
 
+
+
+from conftest import CORPUS, GENERATED
 
 from tlview.domain.verdict import Kind
 
@@ -432,3 +437,13 @@ def test_a_compile_whose_guard_failed_later_is_known_without_a_scan(tmp_path):
         index.close()
     assert flags == {"0/1": True, "0/2": True, "0/3": False}  # (0/0 is only named by a reason)
     assert [statuses[f"0/{i}"] for i in (1, 2, 3)] == ["ok", "ok", "unlogged"]
+
+
+@pytest.mark.parametrize("log", ["trace", "torch_logs.txt"])
+def test_a_restart_that_is_no_graph_break_has_a_status_of_its_own(log):
+    doc = json_for(ANSWERS / log)
+    by_id = {c["id"]: c for c in doc["compiles"]}
+    assert by_id["7/1"]["status"] == "restart"
+    # the restart is the attempt that replaced the one thrown away, from the trace and the text alike
+    assert diagnoses_by_kind(doc)[("7/1_1", "restart")]["cause"] == "tensorify_scalar"
+    assert doc["totals"]["graph_breaks"] == 3 and doc["totals"]["compiles_with_graph_break"] == 3

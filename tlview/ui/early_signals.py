@@ -4,7 +4,7 @@ signal's number, as the app would (the terminal is not the app's yet: nothing to
 
 The explorer starts its indexing pool before Textual is imported (model/early_part.py,
 parallel.start_early). Python's own SIGINT raised KeyboardInterrupt wherever the main thread was
-then, and where something swallowed it the explorer came up and stayed (test_hostile_terminal's
+then, and where something swallowed it the explorer came up and stayed (test_terminal_session's
 signal while the pool indexes failed about 1 full run in 3 under load). No Textual here: it is
 imported before it.
 """

@@ -12,37 +12,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tlview.domain.status import Status
-from tlview.ui.keys import HELP_SECTIONS
-
-KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
-             "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
-             "home": "Home", "end": "End", "up": "↑", "down": "↓", "ctrl+p": "Ctrl+P", "tab": "Tab",
-             "shift+tab": "Shift+Tab"}
-
-
-def key_text(binding: Binding) -> str:
-    return " ".join(binding.key_display or KEY_NAMES.get(k, k) for k in binding.key.split(","))
-
-
-def help_rows(bindings: list[Binding]) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section, [(keys, what)]): bindings of one section that say the same thing share a row."""
-    groups: dict[str, dict[str, list[str]]] = {}
-    for binding in bindings:
-        if not binding.tooltip:
-            continue
-        group = HELP_SECTIONS.get(binding.id or "", "Other")
-        keys = groups.setdefault(group, {}).setdefault(binding.tooltip, [])
-        if key_text(binding) not in keys:
-            keys.append(key_text(binding))
-    return [(group, [(key_range(keys), what) for what, keys in rows.items()])
-            for group, rows in groups.items()]
-
-
-def key_range(keys: list[str]) -> str:
-    """`1-9` for the numbered panes, else the keys one by one."""
-    if len(keys) > 2 and all(k.isdigit() for k in keys):
-        return f"{keys[0]}-{keys[-1]}"
-    return " / ".join(keys)
+from tlview.ui.keys import help_rows
 
 
 def legend() -> Text:

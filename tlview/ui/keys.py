@@ -3,7 +3,9 @@ the help screen and the palette read them from here."""
 
 from __future__ import annotations
 
-from tlview.ui.binding_help import HELP_SECTIONS, key  # noqa: F401 - the help reads the sections here
+from textual.binding import Binding
+
+from tlview.ui.binding_help import HELP_SECTIONS, key
 from tlview.ui.detail import TABS
 
 BINDINGS = [
@@ -79,3 +81,44 @@ COMPARE_TREE_BINDINGS = [
 # A user who presses these is reading: the cursor stops following the newest compile id.
 USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
               "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
+
+
+KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
+             "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
+             "home": "Home", "end": "End", "up": "↑", "down": "↓", "ctrl+p": "Ctrl+P", "tab": "Tab",
+             "shift+tab": "Shift+Tab"}
+
+
+def key_text(binding: Binding) -> str:
+    return " ".join(binding.key_display or KEY_NAMES.get(k, k) for k in binding.key.split(","))
+
+
+def help_rows(bindings: list[Binding]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(keys, what)]): bindings of one section that say the same thing share a row."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for binding in bindings:
+        if not binding.tooltip:
+            continue
+        group = HELP_SECTIONS.get(binding.id or "", "Other")
+        keys = groups.setdefault(group, {}).setdefault(binding.tooltip, [])
+        if key_text(binding) not in keys:
+            keys.append(key_text(binding))
+    return [(group, [(key_range(keys), what) for what, keys in rows.items()])
+            for group, rows in groups.items()]
+
+
+def key_range(keys: list[str]) -> str:
+    """`1-9` for the numbered panes, else the keys one by one."""
+    if len(keys) > 2 and all(k.isdigit() for k in keys):
+        return f"{keys[0]}-{keys[-1]}"
+    return " / ".join(keys)
+
+
+def key_table() -> list[tuple[str, str, str]]:
+    """(section, keys, what they do): the rows `?` shows for the explorer, for docs/keys.md."""
+    from tlview.ui.payload_view import PayloadView  # (it imports detail, as this module does: not at the top)
+
+    reading = [b for b in PayloadView.BINDINGS if isinstance(b, Binding)]  # (Textual types them loosely)
+    return [(section, keys, what)
+            for section, rows in help_rows([*BINDINGS, *TREE_BINDINGS, *reading])
+            for keys, what in rows]

@@ -36,7 +36,7 @@ def _idless_metrics_fail_types(trace: Path) -> list:
 
 def expected_status(scenario: str, cid: str) -> str:
     """tlview's status of compile id `cid`, from expected.json's facts alone (tlparse-style, per
-    attempt) and the README's rules: one status for a compile and all its attempts. A failure
+    attempt) and docs/concepts.md's rules: one status for a compile and all its attempts. A failure
     wins; then a graph break in any attempt (`break`); then a restart with no graph break
     (`restart`; tlparse's `break` means restarted). A compile id of torch.export's (tlparse:
     missing, with the export's own metrics in the trace) has its export's outcome."""

@@ -1,4 +1,4 @@
-"""Hostile input, round 2 (issue #26, items 7 and 8): a record keeps its own lines whatever follows
+"""Envelopes and record ends (issue #26, items 7 and 8): a record keeps its own lines whatever follows
 them, and the surprises of an envelope (an odd compile id or rank, a compile id started again, a
 string id defined again, bytes that are not UTF-8) are problems of their record, with file and
 line, never silent. Each condition is made here from a real trace by a generator, and checked in
@@ -221,7 +221,8 @@ def started_again(rec: bytes) -> bytes:
 
 def test_a_compile_id_started_again_is_a_problem_and_keeps_its_first_start(tmp_path, clean, monkeypatch):
     again = started_again(RECORDS[START_0_0])
-    failed = started_again(RECORDS[METRICS_0_0]).replace(b'"fail_type": null', b'"fail_type": "BackendCompilerFailed"', 1)
+    failed = started_again(RECORDS[METRICS_0_0]).replace(b'"fail_type": null',
+                                                         b'"fail_type": "BackendCompilerFailed"', 1)
     assert again != RECORDS[START_0_0] and b"BackendCompilerFailed" in failed
     recs = RECORDS + [again, failed]
     folder = write(tmp_path / "run", recs)

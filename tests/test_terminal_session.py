@@ -6,18 +6,25 @@ gives the terminal back when suspended, redraws it whole on resume, and is gone 
 tlview runs here as the session leader of a pseudo-terminal of its own (as in a tmux pane or
 `ssh host tlview ...`) and a child of the test, so that its exit status can be read, and its
 output is read with a timeout, so that closing the master really hangs the terminal up (a thread
-blocked reading it would keep it open)."""
+blocked reading it would keep it open).
+
+The signals and Ctrl+C to the explorer in a terminal of the tests' `terminal` fixture come last:
+each gives the terminal back."""
 
 from __future__ import annotations
 
 import contextlib
 import errno
 import os
+import re
 import select
 import signal
+import subprocess
+import sys
 import termios
 import threading
 import time
+import uuid
 from pathlib import Path
 
 import pyte
@@ -41,6 +48,7 @@ from tlview.ui.driver import _Output
 TRACE = CORPUS / "recompiles" / "trace"
 SETTLED = "12 compile ids"  # the status line comes with the explorer's last refresh
 GIVEN_BACK = "0 1 0 0 0 0 0"  # the main screen, the cursor shown, no mouse reporting (Terminal.state)
+TIMEOUT = 60  # generous: a signal test that blocks fails here, not forever
 GONE_WITHIN = 2.0  # seconds: the requirement (#26, item 9)
 CLEAN_EXIT_ONLY = {"TLVIEW_GRACE": "30"}  # the forced end at the deadline cannot be what ends it
 # ... and a pool of one process: the pool, asked for its parts before the explorer starts, still
@@ -216,7 +224,6 @@ def test_tlview_ended_before_the_explorer_is_up_ends_the_pool_that_started_early
     tlview ended then (a signal's default action; SIGKILL, as the OOM killer does) leaves no
     process behind. Its pool's processes were left blocked for good, with their forkserver, where
     no terminal's hangup ended them (here: no controlling terminal, as a job's `kill`)."""
-    import subprocess
     import sys
 
     tlview = subprocess.Popen([sys.executable, "-m", "tlview", str(big_trace)], stdin=subprocess.DEVNULL,
@@ -342,7 +349,6 @@ def test_a_job_in_the_background_ends_on_sigterm(direct_terminal, how):
     """`kill %1` (SIGTERM, then SIGCONT) to a tlview in the background, stopped: the terminal is
     not its own (it stopped on tty output, SIGTTOU, or for `bg`), so it ends without touching it.
     It stopped again on its way out (giving back a terminal that is the shell's) and stayed."""
-    import re
     import sys
 
     term = direct_terminal(TRACE, env=CLEAN_EXIT_ONLY, under=(sys.executable, "-c", JOB_SHELL, how))
@@ -367,3 +373,69 @@ def test_a_job_in_the_background_ends_on_sigterm(direct_terminal, how):
     finally:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)  # (not in the terminal's group that close() kills)
+
+
+def _explorer(terminal, tmp_path):
+    pidfile = tmp_path / f"pid-{uuid.uuid4().hex[:8]}"
+    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {TRACE}'")
+    term.wait_for("✓ [0/0] ok")
+    assert term.state().split()[0] == "1"  # alternate
+    return term, int(pidfile.read_text())
+
+
+def _terminal_state(term) -> str:
+    return term.state()
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
+def test_a_signal_gives_the_terminal_back(terminal, tmp_path, sig):
+    term, pid = _explorer(terminal, tmp_path)
+    os.kill(pid, sig)
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert f"EXITED:{128 + sig}" in screen and "Traceback" not in screen
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
+def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, big_trace, sig):
+    """The explorer indexes a trace of 64 MiB or more in a process pool: a signal sent while the
+    pool's processes run ends tlview, every one of them with it, and no child prints a traceback
+    (KeyboardInterrupt, BrokenPipeError)."""
+    pidfile = tmp_path / "pid"
+    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big_trace}' 2>&1")
+    wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), TIMEOUT, "tlview to start")
+    pid = int(pidfile.read_text())
+    # the pool: a forkserver and its workers, under tlview; the signal comes while they run
+    in_pool = lambda: [p for p in descendants(pid) if "multiprocessing" in command_line(p)]
+    wait_until(lambda: len(in_pool()) >= 2, TIMEOUT, "the indexing pool to start")
+    pool = in_pool()
+    os.kill(pid, sig)
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert f"EXITED:{128 + sig}" in screen
+    for noise in ("Traceback", "KeyboardInterrupt", "BrokenPipe", "Error"):
+        assert noise not in screen
+    wait_until(lambda: not any(alive(p) for p in pool), 5, "the pool's processes to end with tlview")
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+def test_ctrl_c_quits(terminal, tmp_path):
+    term, _pid = _explorer(terminal, tmp_path)
+    term.keys("C-c")
+    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
+    assert "EXITED:0" in screen and "Traceback" not in screen
+    assert _terminal_state(term) == GIVEN_BACK
+
+
+def test_ctrl_c_during_a_big_json_ends_it_and_its_child(big_trace):
+    """SIGINT while the forked child indexes the second half: both end at once, no traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "tlview", "--json", str(big_trace)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    wait_until(lambda: descendants(proc.pid) or proc.poll() is not None, 60, "the indexing child")
+    assert proc.poll() is None, "the parent ended before its child was seen: make the trace bigger"
+    children = descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    _out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130
+    assert b"Traceback" not in err
+    # the child is ended by its parent, not left to finish its range (seconds of work)
+    wait_until(lambda: not any(alive(c) for c in children), 1, "the indexing child to end with its parent")

@@ -1,6 +1,8 @@
-"""Hostile terminals and inputs: an output that closes or fills up, signals to the explorer, a pipe
-that brings nothing, paths that are pipes, devices or compressed, odd bytes and links in a folder.
-Every case ends quickly with a true one-line message, and gives the terminal back."""
+"""What tlview is given to read (source/discover.py): a pipe that brings nothing, paths that are
+pipes, devices or compressed, a byte-order mark, odd names and links in a folder. Every case ends
+quickly with a true one-line message, and gives the terminal back.
+
+(An output that closes or fills up: test_output_file.py; signals: test_terminal_session.py.)"""
 
 from __future__ import annotations
 
@@ -10,14 +12,11 @@ import json
 import lzma
 import os
 import shutil
-import signal
-import subprocess
 import tempfile
-import uuid
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, alive, command_line, descendants, json_for, run_cli, tlview_command, wait_until
+from conftest import CORPUS, json_for, one_line, run_cli, tlview_command, tlview_process
 
 from tlview.report.rich_text import counted
 
@@ -26,20 +25,7 @@ TRACE = next(TRACE_DIR.glob("*.log"))
 TEXT = CORPUS / "recompiles" / "torch_logs.txt"
 TIMEOUT = 60  # generous: a case that blocks (a pipe opened for reading) fails here, not forever
 BOM = b"\xef\xbb\xbf"
-
-
-def tlview(*args: str, stdout=subprocess.PIPE, shell: str | None = None) -> subprocess.CompletedProcess:
-    """The installed command in a process of its own: stdout is a real file descriptor."""
-    command = ["sh", "-c", shell] if shell is not None else [*tlview_command().split(), *args]
-    return subprocess.run(command, stdout=stdout, stderr=subprocess.PIPE, timeout=TIMEOUT,
-                          stdin=subprocess.DEVNULL, check=False)
-
-
-def one_line(err: bytes) -> str:
-    lines = err.decode().strip().splitlines()
-    assert len(lines) == 1, lines
-    assert "Traceback" not in lines[0] and "internal error" not in lines[0]
-    return lines[0]
+GIVEN_BACK = "0 1 0 0 0 0 0"  # main screen, cursor shown, no mouse reporting of any kind (Terminal.state)
 
 
 @pytest.fixture(scope="module")
@@ -47,101 +33,7 @@ def truth() -> dict:
     return json_for(TRACE_DIR)
 
 
-# ---- 1. an output that closes or fills up -------------------------------------------------------
-
-@pytest.mark.parametrize("mode", ["--report", "--json"])
-def test_a_reader_that_left_is_not_an_error(mode):
-    """`tlview --report x | head -1`: the pipe's reader is gone before anything is written."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)  # every write gets EPIPE, as after `head -1` has its line
-    try:
-        done = tlview(mode, str(TRACE_DIR), stdout=write_end)
-    finally:
-        os.close(write_end)
-    assert done.returncode == 0, done.stderr
-    assert done.stderr == b""
-
-
-@pytest.mark.parametrize("mode, head", [("--report", "head -1"), ("--json", "head -c 10")])
-def test_head_in_a_shell_pipeline_exits_0(mode, head):
-    pipeline = f"{tlview_command()} {mode} {TRACE_DIR} | {head} >/dev/null; echo \"exit ${{PIPESTATUS[0]}}\""
-    done = subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=TIMEOUT,
-                          check=False)
-    assert done.stdout.strip() == "exit 0" and done.stderr == ""
-
-
-@pytest.mark.parametrize("mode, what", [("--report", "the report"), ("--json", "the JSON")])
-def test_a_full_disk_is_told_in_one_line(mode, what):
-    with open("/dev/full", "wb") as full:
-        done = tlview(mode, str(TRACE_DIR), stdout=full)
-    assert done.returncode == 1
-    assert one_line(done.stderr) == f"tlview: cannot write {what}: No space left on device"
-
-
-@pytest.mark.parametrize("mode, what", [("--report", "the report"), ("--json", "the JSON")])
-def test_a_closed_stdout_is_told_in_one_line(mode, what):
-    done = tlview(shell=f"exec {tlview_command()} {mode} {TRACE_DIR} >&-")
-    assert done.returncode == 1
-    assert one_line(done.stderr) == f"tlview: cannot write {what}: stdout is closed"
-
-
-# ---- 2. signals and Ctrl+C give the terminal back -----------------------------------------------
-
-GIVEN_BACK = "0 1 0 0 0 0 0"  # main screen, cursor shown, no mouse reporting of any kind (Terminal.state)
-
-
-def _explorer(terminal, tmp_path):
-    pidfile = tmp_path / f"pid-{uuid.uuid4().hex[:8]}"
-    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {TRACE_DIR}'")
-    term.wait_for("✓ [0/0] ok")
-    assert term.state().split()[0] == "1"  # alternate
-    return term, int(pidfile.read_text())
-
-
-def _terminal_state(term) -> str:
-    return term.state()
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT])
-def test_a_signal_gives_the_terminal_back(terminal, tmp_path, sig):
-    term, pid = _explorer(terminal, tmp_path)
-    os.kill(pid, sig)
-    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
-    assert f"EXITED:{128 + sig}" in screen and "Traceback" not in screen
-    assert _terminal_state(term) == GIVEN_BACK
-
-
-@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGHUP, signal.SIGINT])
-def test_a_signal_while_the_pool_indexes_a_big_trace(terminal, tmp_path, big_trace, sig):
-    """The explorer indexes a trace of 64 MiB or more in a process pool: a signal sent while the
-    pool's processes run ends tlview, every one of them with it, and no child prints a traceback
-    (KeyboardInterrupt, BrokenPipeError)."""
-    pidfile = tmp_path / "pid"
-    term = terminal(f"sh -c 'echo $$ > {pidfile}; exec {tlview_command()} {big_trace}' 2>&1")
-    wait_until(lambda: pidfile.exists() and pidfile.read_text().strip(), TIMEOUT, "tlview to start")
-    pid = int(pidfile.read_text())
-    # the pool: a forkserver and its workers, under tlview; the signal comes while they run
-    in_pool = lambda: [p for p in descendants(pid) if "multiprocessing" in command_line(p)]
-    wait_until(lambda: len(in_pool()) >= 2, TIMEOUT, "the indexing pool to start")
-    pool = in_pool()
-    os.kill(pid, sig)
-    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
-    assert f"EXITED:{128 + sig}" in screen
-    for noise in ("Traceback", "KeyboardInterrupt", "BrokenPipe", "Error"):
-        assert noise not in screen
-    wait_until(lambda: not any(alive(p) for p in pool), 5, "the pool's processes to end with tlview")
-    assert _terminal_state(term) == GIVEN_BACK
-
-
-def test_ctrl_c_quits(terminal, tmp_path):
-    term, _pid = _explorer(terminal, tmp_path)
-    term.keys("C-c")
-    screen = term.wait_for("EXITED:", timeout=TIMEOUT)
-    assert "EXITED:0" in screen and "Traceback" not in screen
-    assert _terminal_state(term) == GIVEN_BACK
-
-
-# ---- 3. stdin -----------------------------------------------------------------------------------
+# ---- stdin -----------------------------------------------------------------------------------
 
 TEMP_NAMES = ("/proc/self/fd", "tlview-stdin")
 
@@ -157,7 +49,7 @@ def test_a_pipe_that_brings_no_log_line_ends_with_a_message(terminal, feed, mess
     screen = term.wait_for("EXITED:", timeout=TIMEOUT)
     assert "EXITED:2" in screen and message in screen
     assert not any(name in screen for name in TEMP_NAMES)
-    assert _terminal_state(term) == GIVEN_BACK
+    assert term.state() == GIVEN_BACK
 
 
 def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(terminal, tmp_path, truth):
@@ -177,13 +69,13 @@ def test_waiting_for_stdin_names_it_stdin_and_a_trace_piped_in_is_a_trace(termin
     assert "EXITED:0" in term.wait_for("EXITED:")
 
 
-# ---- 4. paths that are pipes or devices ---------------------------------------------------------
+# ---- paths that are pipes or devices ---------------------------------------------------------
 
 def test_a_named_pipe_is_never_opened(tmp_path):
     fifo = tmp_path / "p"
     os.mkfifo(fifo)
     for args in (["--json", str(fifo)], ["--report", str(fifo)], ["--follow", str(fifo)]):
-        done = tlview(*args)  # opening it would block until a writer came: the timeout would fail
+        done = tlview_process(*args)  # opening it would block until a writer came: the timeout would fail
         assert done.returncode == 2
         assert one_line(done.stderr) == (f"tlview: {fifo} is a named pipe: pipe it in with "
                                          f"`cat {fifo} | tlview --follow -`")
@@ -200,7 +92,7 @@ def test_a_folder_skips_pipes_and_devices_with_a_note(tmp_path, truth):
     (tmp_path / TRACE.name).symlink_to(TRACE)
     os.mkfifo(tmp_path / "dedicated_log_torch_trace_fifo.log")
     (tmp_path / "zero.log").symlink_to("/dev/zero")
-    done = tlview("--json", str(tmp_path))  # a pipe opened would block: the timeout would fail
+    done = tlview_process("--json", str(tmp_path))  # a pipe opened would block: the timeout would fail
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert len(doc["compiles"]) == len(truth["compiles"])
@@ -208,7 +100,7 @@ def test_a_folder_skips_pipes_and_devices_with_a_note(tmp_path, truth):
     assert f"{tmp_path}/zero.log: a device, skipped" in doc["notes"]
 
 
-# ---- 5. compressed files ------------------------------------------------------------------------
+# ---- compressed files ------------------------------------------------------------------------
 
 COMPRESSORS = [(".gz", gzip.compress, "gzip", "zcat"), (".bz2", bz2.compress, "bzip2", "bzcat"),
                (".xz", lzma.compress, "xz", "xzcat")]
@@ -238,7 +130,7 @@ def test_a_folder_of_compressed_traces_says_how_to_read_them(tmp_path, capsys, t
     assert any(n.startswith(f"{packed} is compressed (gzip): zcat") for n in doc["notes"])
 
 
-# ---- 6. a byte-order mark -----------------------------------------------------------------------
+# ---- a byte-order mark -----------------------------------------------------------------------
 
 def _first_record(data: bytes) -> bytes:
     """The trace's first record only: its envelope is the one trace line the sniff can see."""
@@ -261,7 +153,7 @@ def test_a_byte_order_mark_does_not_hide_the_kind(tmp_path, content, kind):
     assert [f.kind for f in found] == [kind]
 
 
-# ---- 7. odd names and links in a folder ---------------------------------------------------------
+# ---- odd names and links in a folder ---------------------------------------------------------
 
 def test_a_file_name_that_is_not_utf8(tmp_path, truth):
     from tlview.source.discover import find_logs
@@ -287,7 +179,7 @@ def test_links_that_loop_or_lead_nowhere(tmp_path, truth):
     (tmp_path / "a").symlink_to("b")
     (tmp_path / "b").symlink_to("a")
     (tmp_path / "dedicated_log_torch_trace_rank_1.log").symlink_to("gone.log")
-    done = tlview("--json", str(tmp_path))
+    done = tlview_process("--json", str(tmp_path))
     assert done.returncode == 0, done.stderr
     doc = json.loads(done.stdout)
     assert [s["path"] for s in doc["sources"]] == [str(tmp_path / TRACE.name)]

@@ -1,23 +1,23 @@
-"""Hostile conditions, each class made from a real trace at test time: nothing lost against a
-clean copy, no traceback, memory bounded by what is shown, never by a line or a payload.
+"""Damaged and outsized traces, each class made from a real trace at test time: nothing lost
+against a clean copy, no traceback, memory bounded by what is shown, never by a line or a payload.
 
-(The terminal, signals and pipes: test_hostile_terminal.py.)
+(The terminal, signals and pipes: test_terminal_session.py and test_discover.py.)
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import itertools
 import json
 import re
-import signal
 import subprocess
 import sys
 import tracemalloc
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, alive, descendants, json_for, ready, run_cli, until, wait_until, without_paths
+from conftest import CORPUS, json_for, ready, run_cli, until, without_paths
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,7 +26,7 @@ from tlview.index.index import Index
 from tlview.index.indexing import open_index
 from tlview.report.summary import build_summary
 from tlview.source.discover import TRACE, FoundLog
-from tlview.source.payload import SHOWN_BYTES, PayloadDecoder
+from tlview.source.payload import SHOWN_BYTES
 
 REAL = next((CORPUS / "recompiles" / "trace").glob("*.log"))
 NAME = "dedicated_log_torch_trace_x.log"
@@ -231,8 +231,8 @@ async def test_mistyped_fields_in_every_pane(tmp_path):
 
 
 def test_escape_codes_in_a_failure_never_reach_the_terminal(tmp_path):
-    data = b"".join(re.sub(rb'"fail_type": null', lambda m: b'"fail_type": "\\u001b]0;PWNED\\u0007\\u001b]52;c;aGk=\\u0007\\u001b[2J"',
-                           r, count=1) for r in RECORDS)
+    evil = b'"fail_type": "\\u001b]0;PWNED\\u0007\\u001b]52;c;aGk=\\u0007\\u001b[2J"'
+    data = b"".join(re.sub(rb'"fail_type": null', lambda m: evil, r, count=1) for r in RECORDS)
     code, out = run_cli("--report", str(write(tmp_path, data)))
     assert code == 0
     assert "\x1b" not in out and "\x07" not in out
@@ -349,40 +349,6 @@ def test_a_huge_run_of_prints_in_a_text_log_is_shown_by_its_start(tmp_path):
     assert peak < 48 << 20
 
 
-@settings(max_examples=300, deadline=None)
-@given(region=st.lists(st.sampled_from([b"\t", b"\n", b"\r", b" ", b"a", b"\t\t", b"\r\n", b"\n\t"]),
-                       max_size=16).map(b"".join),
-       cuts=st.lists(st.integers(0, 40), max_size=4))
-def test_the_streaming_decoder_equals_decoding_at_once(region, cuts):
-    """Fed in pieces of any size, the decoder finds the same payload, blank and bad lines."""
-    def at_once(region: bytes):
-        body = region if region.endswith(b"\n") else region + b"\n"
-        lines, blank, bad, pos, in_payload = [], [], [], 0, True
-        while region and pos < len(body):
-            nl = body.find(b"\n", pos)
-            line = body[pos:nl].removesuffix(b"\r")
-            if in_payload and line[:1] == b"\t":
-                lines.append(line[1:])
-            elif in_payload and line == b"":
-                blank.append(pos)
-            else:
-                in_payload = False
-                if line.strip(b" "):
-                    bad.append(pos)
-            pos = nl + 1
-        return b"\n".join(lines), blank, bad
-
-    decoder = PayloadDecoder(keep=1 << 20)
-    prev = 0
-    for cut in sorted(c for c in cuts if c <= len(region)) + [len(region)]:
-        decoder.feed(region[prev:cut])
-        prev = cut
-    decoder.close()
-    text, blank, bad = at_once(region)
-    assert (decoder.kept_text(), decoder.blank_lines, decoder.bad_lines) == (text, blank, bad)
-    assert decoder.md5 == hashlib.md5(text).hexdigest()
-
-
 # ---- many files -----------------------------------------------------------------------------------
 
 @pytest.mark.slow  # a big input: seconds
@@ -403,62 +369,6 @@ def test_more_files_than_the_open_file_limit(tmp_path):
     assert len({c["rank"] for c in doc["compiles"]}) == 2000
 
 
-# ---- Ctrl-C ----------------------------------------------------------------------------------------
-
-def test_ctrl_c_during_a_big_json_ends_it_and_its_child(big_trace):
-    """SIGINT while the forked child indexes the second half: both end at once, no traceback."""
-    proc = subprocess.Popen([sys.executable, "-m", "tlview", "--json", str(big_trace)],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    wait_until(lambda: descendants(proc.pid) or proc.poll() is not None, 60, "the indexing child")
-    assert proc.poll() is None, "the parent ended before its child was seen: make the trace bigger"
-    children = descendants(proc.pid)
-    proc.send_signal(signal.SIGINT)
-    _out, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130
-    assert b"Traceback" not in err
-    # the child is ended by its parent, not left to finish its range (seconds of work)
-    wait_until(lambda: not any(alive(c) for c in children), 1, "the indexing child to end with its parent")
-
-
-# ---- following: rotation and deletion -------------------------------------------------------------
-
-def test_following_a_rotated_log_keeps_only_the_current_run(tmp_path):
-    """`mv x.log x.log.1` and a new x.log: the new run is shown, the rotated one is over."""
-    from tlview.domain.totals import totals
-    from tlview.index.live import LiveIndex
-
-    first = REAL.read_bytes()
-    second = next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes()
-    folder = write(tmp_path / "run", first)
-    live = LiveIndex(str(folder))
-    live.catch_up()
-    assert totals(live.index).compile_ids == 12
-    (folder / NAME).rename(folder / (NAME + ".1"))
-    (folder / NAME).write_bytes(second)
-    live.catch_up()
-    live.finish()
-    assert [s.path for s in live.index.sources] == [str(folder / NAME)]
-    assert totals(live.index).compile_ids == 15
-    assert any("renamed away (rotated)" in n for n in live.index.notes)
-
-
-def test_following_a_folder_deleted_and_made_again(tmp_path):
-    import shutil
-
-    from tlview.domain.totals import totals
-    from tlview.index.live import LiveIndex
-
-    folder = write(tmp_path / "run", REAL.read_bytes())
-    live = LiveIndex(str(folder))
-    live.catch_up()
-    shutil.rmtree(folder)
-    update = live.step()
-    assert update.rebuilt and update.waiting and live.index.sources == []
-    write(folder, next((CORPUS / "graph_breaks" / "trace").glob("*.log")).read_bytes(), "other.log")
-    live.catch_up()
-    live.finish()
-    assert totals(live.index).compile_ids == 15  # the new run only
-    assert any("deleted or renamed" in n for n in live.index.notes)
 
 
 def test_a_trace_whose_first_line_is_damaged_is_still_found(tmp_path):
@@ -468,48 +378,45 @@ def test_a_trace_whose_first_line_is_damaged_is_still_found(tmp_path):
     assert [p["kind"] for p in doc["problems"]] == ["bad line"]
 
 
-def test_following_a_folder_of_compressed_logs_says_how_to_read_them(tmp_path):
-    import gzip
 
-    from tlview.index.live import LiveIndex
-
-    folder = tmp_path / "gz"
-    folder.mkdir()
-    (folder / (NAME + ".gz")).write_bytes(gzip.compress(REAL.read_bytes()))
-    update = LiveIndex(str(folder)).step()
-    assert "compressed (gzip): zcat" in update.waiting
-
-
-# ---- md5 checked in the scan: the fast path agrees with the exact decoder ----------------------------
-
-_PAYLOAD_LINES = st.lists(st.text(alphabet="ab\t\r x", max_size=12), min_size=1, max_size=6)
+@pytest.mark.parametrize("count", [2, 1_500])
+def test_records_glued_on_one_line_are_each_read_once_reported(tmp_path, count):
+    envelopes = [line for line in REAL.read_bytes().split(b"\n")
+                 if line.startswith(b"V") and b"has_payload" not in line]
+    glued = list(itertools.islice(itertools.cycle(envelopes), count))
+    (tmp_path / NAME).write_bytes(b"".join(glued) + b"\n")
+    doc = json_for(tmp_path)
+    assert doc["sources"][0]["records"] == count
+    glue = [p for p in doc["problems"] if "glued" in json.dumps(p)]
+    assert len(glue) == 1, glue
 
 
-@pytest.mark.slow  # a big input: seconds
-@settings(max_examples=60, deadline=None)
-@given(lines=_PAYLOAD_LINES, tamper=st.booleans(), blank=st.booleans())
-def test_md5_checked_in_the_scan_agrees_with_the_decoder(tmp_path_factory, lines, tamper, blank):
-    """Payload lines with TABs and CRs inside, a blank line, a changed byte: the scan (which hashes
-    payloads from the block in memory when it can) finds exactly what the exact decoder finds."""
-    text = "\n".join(lines).encode()
-    at = next(i for i, r in enumerate(RECORDS) if b'"inductor_output_code"' in r[:300])
-    head = re.sub(rb'"has_payload": "[0-9a-f]{32}"',
-                  b'"has_payload": "' + hashlib.md5(text).hexdigest().encode() + b'"',
-                  RECORDS[at].split(b"\n", 1)[0])
-    region = b"\t" + text.replace(b"\n", b"\n\t") + b"\n"
-    if blank:
-        region = region.replace(b"\n", b"\n\n", 1)
-    if tamper:
-        region = region[:1] + b"Z" + region[2:]
-    folder = tmp_path_factory.mktemp("md5")
-    (folder / NAME).write_bytes(b"".join(RECORDS[:at]) + head + b"\n" + region + b"".join(RECORDS[at + 1:]))
-    index = open_index(str(folder), verify_md5=True, parallel_ok=False)
-    source = index.sources[0]
-    decoded = PayloadDecoder()
-    decoded.feed(region)
-    decoded.close()
-    expected_ok = decoded.md5 == hashlib.md5(text).hexdigest()
-    assert source.md5_bad == (0 if expected_ok else 1)
-    assert bool(decoded.blank_lines) == any(p.kind == "blank line" for p in index.problems)
-    assert source.md5_ok + source.md5_bad == sum(1 for line in (folder / NAME).read_bytes().split(b"\n")
-                                                 if line.startswith(b"V") and b"has_payload" in line)
+_HEADER = b"V1121 23:26:41.383000 17404 torch/_logging/structured.py:28] {"
+
+
+@given(st.lists(st.sampled_from([b"V", b"V1121 ", _HEADER, _HEADER[:30], b"]", b"] {", b" ", b"1", b'"x": 1',
+                                 b"Variable", b"\n", b"{"]), max_size=40),
+       st.integers(0, 5), st.integers(0, 5))
+@settings(max_examples=400, deadline=None)
+def test_an_envelope_inside_a_line_is_found_where_the_regular_expression_finds_it(pieces, start, cut):
+    """The scanner's memchr-and-match for an envelope inside a line (a record glued on) finds what
+    the regular expression's search finds, in any line of "V"s, brackets and headers."""
+    from tlview.source.damaged_lines import ENVELOPE_START, glued_envelope
+
+    data = b"".join(pieces)
+    end = max(start, len(data) - cut)
+    found, expected = glued_envelope(data, start, end), ENVELOPE_START.search(data, start, end)
+    assert (found and found.span()) == (expected and expected.span())
+
+
+@pytest.mark.parametrize("torn_after", [b"{", b'{"', b'{"artifact": {"na'])
+def test_a_record_glued_inside_a_torn_envelope_is_read(tmp_path, torn_after):
+    """A writer that died right after an envelope's `{` (or inside its kind's name), then another
+    process's whole record on the same line: the whole record is read, the torn one reported."""
+    envelopes = [line for line in REAL.read_bytes().split(b"\n")
+                 if line.startswith(b"V") and b"has_payload" not in line]
+    torn = envelopes[0][:envelopes[0].index(b"] {") + 2] + torn_after
+    (tmp_path / NAME).write_bytes(b"\n".join([envelopes[0], torn + envelopes[1], envelopes[2]]) + b"\n")
+    doc = json_for(tmp_path)
+    assert doc["sources"][0]["records"] == 3
+    assert [p for p in doc["problems"] if p["line"] == 2], doc["problems"]
