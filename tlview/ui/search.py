@@ -276,6 +276,11 @@ class SearchBar(BarInput):
         self.display = False
         self.line_search: LineSearch | None = None
 
+    @property
+    def view(self) -> ScrollView | None:
+        """The view searched (the last the bar was opened for)."""
+        return self.line_search.view if self.line_search is not None else None
+
     def open(self, search: LineSearch) -> None:
         self.line_search = search
         self.value = search.matches.query if search.matches is not None else ""
