@@ -346,7 +346,7 @@ async def test_slash_on_the_graph_dropdown_searches_the_graph():
     """At 80x24 the Graphs pane's list is a dropdown: `/` there opened the tree's filter. It
     searches the graph shown, as `/` in the graph does; in the tree, `/` still filters."""
     from tlview.ui.filter_bar import FilterBar
-    from tlview.ui.searching import SearchBar
+    from tlview.ui.search import SearchBar
 
     app = TlviewApp(str(CORPUS / "graph_breaks" / "trace"))
     async with app.run_test(size=(80, 24)) as pilot:

@@ -16,7 +16,7 @@ from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
-from tlview.ui.searching import SearchBar
+from tlview.ui.search import SearchBar
 from tlview.views.tree import JUMPS
 
 COMPARE = GENERATED / "compare"

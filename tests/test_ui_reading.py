@@ -23,8 +23,7 @@ from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
-from tlview.ui.searching import SearchBar
-from tlview.ui.text_search import display_line
+from tlview.ui.search import SearchBar, display_line
 from tlview.views.filters import Filter
 
 
@@ -188,10 +187,10 @@ async def test_wrap_shows_every_character_of_a_long_line_within_the_width():
         rows_before = view.virtual_size.height
         await press(pilot, "enter", "w")
         assert view.wrap and view.virtual_size.height > rows_before
-        view.scroll_to(0, view._row(longest), animate=False)
+        view.scroll_to(0, view.row_of(longest), animate=False)
         await pilot.pause()
         shown = display_line(lines[longest])
-        taken = view._row(longest + 1) - view._row(longest)
+        taken = view.row_of(longest + 1) - view.row_of(longest)
         assert taken > 1
         rows = [view.render_line(y).text for y in range(min(taken, view.size.height))]
         gutter = len(str(len(lines))) + 2

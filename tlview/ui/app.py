@@ -46,7 +46,8 @@ from tlview.ui.messages import IndexFinished, IndexGrew, WorkDone, while_shown
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
-from tlview.ui.searching import PaneReading, SearchBar
+from tlview.ui.pane_reading import PaneReading
+from tlview.ui.search import SearchAsked, SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
 from tlview.ui.tree_note import TreeNote
 from tlview.views.filters import Filter, missing_rank
@@ -63,8 +64,7 @@ VIEWS_EVERY = 0.25  # seconds at least between two refreshes of the views while 
 VIEWS_SHARE = 10  # ... and ten times what the last one took
 
 
-class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKeys, PaneReading,
-                PayloadActions, App[int]):
+class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKeys, PayloadActions, App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
@@ -107,6 +107,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.caught_up = not follow
         self.new_unseen = 0
         self.search_note = ""
+        self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
     def index(self) -> Index:
@@ -135,7 +136,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
         self._collections = FullCollections(lambda: max(self.key_at, self._views_at), busy=self.filling)
         self.set_interval(IDLE / 2, self._collections.tick)
-        self.watch(self.screen, "maximized", self.maximized_changed, init=False)
+        self.watch(self.screen, "maximized", self.pane_reading.maximized_changed, init=False)
         if self.live is not None:
             work = partial(workers.follow_logs, self, self.live, self.job)
         else:
@@ -146,6 +147,17 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     def on_unmount(self) -> None:
         if collections := getattr(self, "_collections", None):  # (none if mounting failed)
             collections.stop()
+
+    # ---- reading the panes (pane_reading.py, search.py) ----------------------------------------
+
+    def on_search_asked(self, message: SearchAsked) -> None:
+        self.query_one(SearchBar).open(message.search)
+
+    async def action_output_code(self) -> None:
+        await self.pane_reading.output_code()
+
+    def action_toggle_maximize(self) -> None:
+        self.pane_reading.toggle_maximize()
 
     # ---- what the workers report ---------------------------------------------------------------
 

@@ -35,13 +35,14 @@ from tlview.ui.messages import ComparisonReady, while_shown
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
-from tlview.ui.searching import PaneReading, SearchBar
+from tlview.ui.pane_reading import PaneReading
+from tlview.ui.search import SearchAsked, SearchBar
 from tlview.ui.tree_note import TreeNote
 from tlview.views.filters import Filter, missing_rank
 from tlview.views.tree import JUMPS, TreeModel
 
 
-class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActions, App[int]):
+class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int]):
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     CSS = """
     #left { width: 40%; }
@@ -64,6 +65,7 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActio
         self.search_note = ""
         self._entries: dict = {}  # a compile node -> (its run's index, its tree entry)
         self._stopped_at_end: tuple | None = None  # (kind, step, node) after "the last ...": wrap next
+        self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
     def tree(self) -> CompareTree:
@@ -92,8 +94,19 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PaneReading, PayloadActio
             return  # ended before it was composed (Textual mounts nothing once exiting): a signal
         self.tree.focus()
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
-        self.watch(self.screen, "maximized", self.maximized_changed, init=False)
+        self.watch(self.screen, "maximized", self.pane_reading.maximized_changed, init=False)
         self._start_compare()
+
+    # ---- reading the panes (pane_reading.py, search.py) ----------------------------------------
+
+    def on_search_asked(self, message: SearchAsked) -> None:
+        self.query_one(SearchBar).open(message.search)
+
+    async def action_output_code(self) -> None:
+        await self.pane_reading.output_code()
+
+    def action_toggle_maximize(self) -> None:
+        self.pane_reading.toggle_maximize()
 
     def _start_compare(self) -> None:
         self.run_worker(partial(self._compare, self.flt, self.runs), name="compare", group="compare",

@@ -23,7 +23,7 @@ from textual.widgets.tree import TreeNode
 
 from tlview.report.rich_text import elided, entry_text
 from tlview.ui.keys import TREE_BINDINGS
-from tlview.ui.text_size import ScrollbarsOnChange
+from tlview.ui.text_size import SizesSeen
 from tlview.ui.tree_keys import TreeKeys
 from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 
@@ -38,7 +38,7 @@ LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person
 DRAWN_LINES = 256  # drawn lines kept (FrameTree._render_line)
 
 
-class FrameTree(ScrollbarsOnChange, TreeKeys, Tree[TreeEntry]):
+class FrameTree(TreeKeys, Tree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
@@ -64,6 +64,11 @@ class FrameTree(ScrollbarsOnChange, TreeKeys, Tree[TreeEntry]):
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
         self._widths: dict[int, tuple[Text, int]] = {}  # id(node) -> (its label, its width)
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
+        self._sizes_seen = SizesSeen()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
+                and super()._size_updated(size, virtual_size, container_size, layout))
 
     def render_lines(self, crop):
         self._pass_style = self.rich_style  # (Tree read it for every line: it walks every ancestor)

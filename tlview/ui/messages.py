@@ -109,9 +109,9 @@ class WorkDone(Message):
     error: BaseException | None
 
 
-class ReportsWork:
-    """Mixed into widgets that run thread workers: each one's end reaches the app (WorkDone)."""
-
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        if event.state in (WorkerState.ERROR, WorkerState.SUCCESS):
-            self.post_message(WorkDone(self, event.worker.error if event.state is WorkerState.ERROR else None))
+def work_done(widget: object, event: Worker.StateChanged) -> WorkDone | None:
+    """What a widget running thread workers posts as one's state changes (its
+    `on_worker_state_changed`): WorkDone once it ended, for the app."""
+    if event.state in (WorkerState.ERROR, WorkerState.SUCCESS):
+        return WorkDone(widget, event.worker.error if event.state is WorkerState.ERROR else None)
+    return None

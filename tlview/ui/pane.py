@@ -1,16 +1,20 @@
 """What the detail side asks of every pane: show a selection, and give the text it shows (for `y`
-and `e`). Panes are widgets of different bases (a scroll view, a table): this is their mixin."""
+and `e`). Panes are widgets of different bases (a scroll view, a table): this is their common
+base, besides their widget's."""
 
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.console import Console
+from textual.message import Message
+from textual.worker import Worker
 
 from tlview.index.index import Index
 from tlview.source.user_source import Excerpt, SourceFiles
-from tlview.ui.messages import ReportsWork
+from tlview.ui.messages import work_done
 from tlview.views.tree import TreeEntry
 
 
@@ -35,7 +39,15 @@ def plain_text(renderable, width: int = 200) -> str:
     return "\n".join(line.rstrip() for line in console.export_text().split("\n")).strip("\n")
 
 
-class Pane(ReportsWork):
+class Pane:
+    # (the pane's widget's: every pane is a widget too, which this base is not)
+    post_message: Callable[[Message], bool]
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        """Each of the pane's thread workers, once ended, reaches the app (WorkDone)."""
+        if (done := work_done(self, event)) is not None:
+            self.post_message(done)
+
     def show(self, selection: Selection) -> None:
         raise NotImplementedError
 

@@ -11,23 +11,25 @@ from __future__ import annotations
 from array import array
 from bisect import bisect_right
 from functools import lru_cache, partial
+from typing import ClassVar
 
 from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
+from textual.worker import Worker
 
 from tlview.ui.binding_help import key
-from tlview.ui.messages import ReportsWork
+from tlview.ui.messages import work_done
 from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.text_search import MAX_LINE, display_line
-from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
-from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
+from tlview.ui.search import MAX_LINE, SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches, display_line
+from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
 HIGHLIGHTED_LINES = 2000  # highlighted lines kept
@@ -77,7 +79,7 @@ def warm_up(language: str = "python") -> None:
     _highlighter(language).highlight("x = 1")
 
 
-class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, can_focus=True):
+class PayloadView(ScrollView, can_focus=True):
     """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
     search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 
@@ -85,9 +87,9 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
     PayloadView { background: $surface; scrollbar-size-vertical: 1; }
     PayloadView > .payload--gutter { color: $text-muted; }
     """ + SEARCH_CSS.format(view="PayloadView")
-    COMPONENT_CLASSES = {"payload--gutter", *SEARCH_COMPONENTS}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"payload--gutter", *SEARCH_COMPONENTS}
     wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped (between words)
-    BINDINGS = [
+    BINDINGS: ClassVar[list[BindingType]] = [
         *SCROLL_BINDINGS,
         *SEARCH_BINDINGS,
         key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
@@ -108,6 +110,32 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
         self._row_starts: dict[int, list[int]] = {}  # wrapped: where each row of a long line starts
         self._wrap_width = 0
         self._line_styles: tuple[Style, Style] | None = None  # (base, gutter), until styles change
+        self._sizes_seen = SizesSeen()
+        self.line_search = LineSearch(self, self)
+
+    # ---- what Textual asks of the widget itself ------------------------------------------------
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
+                and super()._size_updated(size, virtual_size, container_size, layout))
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if (done := work_done(self, event)) is not None:
+            self.post_message(done)  # (the app shows a failed one)
+
+    def action_search(self) -> None:
+        self.line_search.ask()
+
+    def action_next_match(self, step: int) -> None:
+        self.line_search.next_match(step)
+
+    def action_end_search(self) -> None:
+        self.line_search.end_or_skip()
+
+    @property
+    def search(self) -> Matches | None:
+        """The matches of the search in this view, None when not searching."""
+        return self.line_search.matches
 
     def on_mount(self) -> None:
         self.call_after_refresh(make_scrollbars, self)
@@ -136,7 +164,7 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
         self._gutter = len(str(len(self._lines))) + 1
         self._layout()
         self.scroll_to(0, 0, animate=False)
-        self.search_again()
+        self.line_search.again()
         self.refresh()
 
     # ---- wrapping ------------------------------------------------------------------------------
@@ -176,19 +204,19 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
         self.notify("wrapping long lines" if self.wrap else "long lines cut (← → scroll)", timeout=1.5)
 
     def watch_wrap(self) -> None:
-        top = self._line_at(self.scroll_offset.y)[0]  # (laid out as it was)
+        top = self.line_at(self.scroll_offset.y)[0]  # (laid out as it was)
         self._layout()
-        self.scroll_to(0, self._row(top), animate=False)
+        self.scroll_to(0, self.row_of(top), animate=False)
         self.refresh()
 
-    def _line_at(self, row: int) -> tuple[int, int]:
+    def line_at(self, row: int) -> tuple[int, int]:
         """(line, row within the line) drawn at virtual row `row`."""
         if self._row_of is None:
             return row, 0
         line = bisect_right(self._row_of, row) - 1
         return line, row - self._row_of[line]
 
-    def _row(self, line: int, column: int = 0) -> int:
+    def row_of(self, line: int, column: int = 0) -> int:
         if self._row_of is None:
             return line
         first = self._row_of[min(line, len(self._row_of) - 1)]
@@ -202,7 +230,7 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
             return starts[part], starts[part + 1] if part + 1 < len(starts) else MAX_LINE
         return part * self._wrap_width, (part + 1) * self._wrap_width
 
-    # ---- search (view_search.py) ---------------------------------------------------------------
+    # ---- what its search asks (search.ShownLines) ---------------------------------------------
 
     def search_lines(self) -> list[str]:
         return self._lines
@@ -211,11 +239,14 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
     def search_generation(self) -> int:
         return self._generation
 
-    def _scrolls_sideways(self) -> bool:
+    def scrolls_sideways(self) -> bool:
         return self._row_of is None
 
-    def _search_width(self) -> int:
+    def search_width(self) -> int:
         return self._body_width
+
+    def searched(self) -> None:
+        self.refresh()
 
     def highlighted(self, index: int) -> Text:
         """Line `index` as it is drawn: made visible, highlighted (cached). Lines are highlighted
@@ -232,8 +263,8 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
             return self._cache[index]
         if (self._generation, start) not in self._pending:
             self._pending.add((self._generation, start))
-            self.run_worker(partial(self._highlight, self._generation, start, self._lines[start:start + HIGHLIGHT_BLOCK],
-                                    self._language),
+            self.run_worker(partial(self._highlight, self._generation, start,
+                                    self._lines[start:start + HIGHLIGHT_BLOCK], self._language),
                             name="highlight", group="highlight", thread=True, exit_on_error=False)
         # (this line alone: a search that jumps draws a screen of lines not highlighted yet, and
         # making each one's block here cost 1-2 ms a frame)
@@ -264,14 +295,14 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
         if not spans:
             return text
         text = text.copy()
-        match, current = self.match_styles()
+        match, current = self.line_search.match_styles()
         for start, end, is_current in spans:
             text.stylize(current if is_current else match, start, end)
         return text
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
-        index, part = self._line_at(scroll_y + y)
+        index, part = self.line_at(scroll_y + y)
         width = self.size.width
         if index >= len(self._lines) or (y + scroll_y) >= self.virtual_size.height:
             return Strip.blank(width, self.rich_style)

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.console import Console, Group
+from rich.style import Style
 from textual import events
+from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
@@ -21,8 +24,8 @@ from textual.strip import Strip
 
 from tlview.ui.binding_help import key
 from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
-from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
+from tlview.ui.search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches
+from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
@@ -40,16 +43,16 @@ def render_strips(view: Group, console: Console, width: int,
     return strips
 
 
-class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=True):
+class RenderedView(ScrollView, can_focus=True):
     """Shows strips rendered elsewhere; keeps the renderable they came from (`content`: what `y`
-    copies). `/` searches in what it shows (view_search.py)."""
+    copies). `/` searches in what it shows (search.py)."""
 
     DEFAULT_CSS = SEARCH_CSS.format(view="RenderedView")
     COMPONENT_CLASSES = SEARCH_COMPONENTS
-    BINDINGS = [*SCROLL_BINDINGS, *SEARCH_BINDINGS,
-                key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the "
-                    "current match's, else the first on screen): the Run pane's stack trie", "view-open",
-                    show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *SCROLL_BINDINGS, *SEARCH_BINDINGS,
+        key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the current match's, "
+            "else the first on screen): the Run pane's stack trie", "view-open", show=False)]
 
     @dataclass
     class Opened(Message):
@@ -65,6 +68,29 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
         self._plain: list[str] | None = None  # the lines as text, made when first searched
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
         self._shown = 0  # which content (a search of an older one is dropped)
+        self._base: Style | None = None  # the view's style (render_line), until styles change
+        self._sizes_seen = SizesSeen()
+        self.line_search = LineSearch(self, self)
+
+    # ---- what Textual asks of the widget itself ------------------------------------------------
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
+                and super()._size_updated(size, virtual_size, container_size, layout))
+
+    def action_search(self) -> None:
+        self.line_search.ask()
+
+    def action_next_match(self, step: int) -> None:
+        self.line_search.next_match(step)
+
+    def action_end_search(self) -> None:
+        self.line_search.end_or_skip()
+
+    @property
+    def search(self) -> Matches | None:
+        """The matches of the search in this view, None when not searching."""
+        return self.line_search.matches
 
     def on_mount(self) -> None:
         self.call_after_refresh(make_scrollbars, self)
@@ -76,7 +102,7 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
         self._shown += 1
         self._drawn.clear()
         size_the_text(self, Size(max((s.cell_length for s in strips), default=0), len(strips)))
-        self.search_again()
+        self.line_search.again()
         self.refresh()
 
     # ---- opening what a line names ----------------------------------------------------------
@@ -112,7 +138,7 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
         if event.style.meta:
             self.post_message(self.Opened(self, dict(event.style.meta)))
 
-    # ---- search --------------------------------------------------------------------------------
+    # ---- what its search asks (search.ShownLines) ---------------------------------------------
 
     @property
     def search_generation(self) -> int:
@@ -123,6 +149,18 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
             self._plain = [strip.text for strip in self._strips]
         return self._plain
 
+    def line_at(self, row: int) -> tuple[int, int]:
+        return row, 0
+
+    def row_of(self, line: int, column: int = 0) -> int:
+        return line
+
+    def scrolls_sideways(self) -> bool:
+        return True
+
+    def search_width(self) -> int:
+        return max(self.size.width - self.scrollbar_size_vertical, 10)
+
     def searched(self) -> None:
         self._drawn.clear()
         self.refresh()
@@ -131,7 +169,7 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
         spans = self.search.spans(number, strip.text) if self.search is not None else []
         if not spans:
             return strip
-        match, current = self.match_styles()
+        match, current = self.line_search.match_styles()
         pieces, at = [], 0
         for start, end, is_current in spans:  # (cells are characters: the views draw no wide text)
             pieces += [strip.crop(at, start), strip.crop(start, end).apply_style(current if is_current else match)]
@@ -157,8 +195,6 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
                 drawn = strip.extend_cell_length(width, base)
             self._drawn[key] = drawn
         return drawn
-
-    _base = None
 
     def notify_style_update(self) -> None:
         super().notify_style_update()

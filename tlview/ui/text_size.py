@@ -28,27 +28,29 @@ def make_scrollbars(view: ScrollView) -> None:
         make()
 
 
-class ScrollbarsOnChange:
-    """A mixin for Textual ScrollViews (the tree, the payload and report views): scrollbars
-    updated when a size changed, not at every layout of the screen.
+class SizesSeen:
+    """A scroll view's scrollbars updated when a size changed, not at every layout of the screen
+    (the tree, the payload and report views, the option lists each own one).
 
     Textual's ScrollView compares the virtual size the compositor gives it (its region) with its
     own (its lines), which differ at every layout: it updated its scrollbars, and they were drawn
     again, at each whole-screen layout (a pane switch lays out the screen), 1.3-1.9 ms a
     scrollbar, in the frame after the switch, which the next key waited for. Now only when its
-    size, its container's or its own virtual size changed since the last time."""
+    size, its container's or its own virtual size changed since the last time: the view's
+    `_size_updated` asks `changed` first."""
 
-    _sizes_seen: tuple | None = None
+    def __init__(self) -> None:
+        self._seen: tuple[Size, Size, Size] | None = None
 
-    def _size_updated(self, size, virtual_size, container_size, layout: bool = True) -> bool:
-        seen = (size, container_size, self.virtual_size)
-        if seen == self._sizes_seen:
+    def changed(self, size: Size, container_size: Size, virtual_size: Size) -> bool:
+        seen = (size, container_size, virtual_size)
+        if seen == self._seen:
             return False
-        self._sizes_seen = seen
-        return super()._size_updated(size, virtual_size, container_size, layout)
+        self._seen = seen
+        return True
 
 
-class SteadyOptionList(ScrollbarsOnChange, OptionList):
+class SteadyOptionList(OptionList):
     """An OptionList drawn again on a resize only when its size changed: Textual's clears its
     caches at every Resize, and a pane shown again gets one (its list the same size), so its
     list was drawn again in a frame of its own after the pane's first, which a key pressed next
@@ -56,8 +58,15 @@ class SteadyOptionList(ScrollbarsOnChange, OptionList):
 
     _size_drawn: Size | None = None
 
-    def _on_resize(self, event: events.Resize) -> None:
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self._sizes_seen = SizesSeen()
+
+    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
+        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
+                and super()._size_updated(size, virtual_size, container_size, layout))
+
+    def _on_resize(self, event: events.Resize) -> None:  # type: ignore[override]  # (Textual passes the event)
         if event.size == self._size_drawn:
             event.prevent_default()  # (OptionList's own handler, which clears its caches)
         self._size_drawn = event.size
-
