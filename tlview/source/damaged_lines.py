@@ -1,16 +1,21 @@
 """How a damaged trace file is read: garbage between records, a record glued after a torn write or
 a run of NULs, two records on one line, holes, and lines longer than a block.
 
-Mixed into TraceFile. Whatever is wrong is reported with its place and size, and only the bytes
-that are wrong: a good record inside a bad line is found and read.
+An object each TraceFile owns (`damaged_lines`), which hands the records it finds inside bad lines
+back to its file's scanner (`scan_block`, `scan_envelope`). Whatever is wrong is reported with its
+place and size, and only the bytes that are wrong: a good record inside a bad line is found and read.
 """
 
 from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from tlview.source.payload import size_text
+
+if TYPE_CHECKING:
+    from tlview.source.trace_file import TraceFile
 
 HAS_PAYLOAD = b'"has_payload": "'
 # An envelope's start, found inside a bad line: a record glued after a torn write or NUL bytes.
@@ -46,49 +51,58 @@ class LongLine:
 class DamagedLines:
     """The scanner's handling of lines that are not what a trace file holds."""
 
+    def __init__(self, file: TraceFile) -> None:
+        self.file = file
+        self.long: LongLine | None = None  # a line longer than a block, being skipped
+
     def long_line(self, pos: int, data: bytes) -> int:
-        if self._long is not None:
+        """`data` (a whole block at `pos`) is part of one line longer than a block: the bytes
+        consumed (0: wait for more of the file)."""
+        if self.long is not None:
             return len(data)  # still inside it
+        file = self.file
         if data[:1] == b"V":  # an envelope with a huge metadata line (a deep stack): read it whole
             line = self._whole_line(pos)
             if line is None:
                 return 0  # its newline is not written yet
             if line:
-                self.scan_block(line, len(line), pos)
+                file.scan_block(line, len(line), pos)
                 return len(line)
         what = ("payload" if data[:1] == b"\t" else "envelope" if data[:1] == b"V"
                 else "nul" if not data.strip(b"\0") else "cr" if data.count(b"\r") > 1 else "other")
         if what != "payload":
-            self._close_open(pos)
-            self._cut(pos)  # not part of the record before
-        self._long = LongLine(pos, what)
+            file.record_ends.close_open(pos)
+            file.record_ends.cut(pos)  # not part of the record before
+        self.long = LongLine(pos, what)
         return len(data)
 
     def _whole_line(self, pos: int) -> bytes | None:
         """The line at `pos` with its newline, if shorter than ENVELOPE_LINE_MAX; None if it is not
         written to its end yet; b"" if it is too long."""
-        end = min(self.size, pos + ENVELOPE_LINE_MAX)
+        file = self.file
+        end = min(file.size, pos + ENVELOPE_LINE_MAX)
         at = pos
         while at < end:
-            chunk = self.read_range(at, min(end, at + (8 << 20)))
+            chunk = file.read_range(at, min(end, at + (8 << 20)))
             nl = chunk.find(b"\n")
             if nl >= 0:
-                return self.read_range(pos, at + nl + 1)
+                return file.read_range(pos, at + nl + 1)
             at += len(chunk)
         if end == pos + ENVELOPE_LINE_MAX:
             return b""
-        if self.at_end:
-            return self.read_range(pos, end) + b"\n"
+        if file.at_end:
+            return file.read_range(pos, end) + b"\n"
         return None
 
-    def _end_long_line(self, end: int) -> None:
+    def end_long_line(self, end: int) -> None:
         """The long line ends at `end` (its newline, or the end of the file): say what it was; a
         record glued at its end (after a run of NULs, a torn write) is read."""
-        long, self._long = self._long, None
+        long, self.long = self.long, None
         if long is None or long.what == "payload":
             return
+        file = self.file
         window_start = max(long.start, end - (1 << 20))
-        window = self.read_range(window_start, end)
+        window = file.read_range(window_start, end)
         glued = ENVELOPE_START.search(window, 1 if window_start == long.start else 0)
         bad_end = window_start + glued.start() if glued else end
         size = size_text(bad_end - long.start)
@@ -100,37 +114,38 @@ class DamagedLines:
             "envelope": f"a record whose metadata line is {size}, over the "
                         f"{size_text(ENVELOPE_LINE_MAX)} tlview reads (skipped)",
         }.get(long.what, f"a line of {size} that is not a trace record (skipped)")
-        self.sink.on_problem(self, long.start, "long line", message)
+        file.sink.on_problem(file, long.start, "long line", message)
         if glued:
             line = window[glued.start():] + b"\n"
-            self.scan_block(line, len(line), bad_end)
+            file.scan_block(line, len(line), bad_end)
 
-    def _check_region_start(self, buf: bytes, pos: int, cut: int, base: int) -> int:
+    def check_region_start(self, buf: bytes, pos: int, cut: int, base: int) -> int:
         """Report the non-payload lines at `pos` (garbage between records, NUL bytes, blank lines),
         reading any record glued inside them; return where the next envelope or payload line is."""
         while pos < cut and buf[pos] != 86 and buf[pos] != 9:
             eol = buf.find(b"\n", pos, cut)
             if buf[pos:eol].strip(b"\r "):
-                self._rescue(buf, pos, eol, base)
+                self.rescue(buf, pos, eol, base)
             pos = eol + 1
         return pos
 
-    def _rescue(self, buf: bytes, pos: int, eol: int, base: int, glued: re.Match | None = None) -> None:
+    def rescue(self, buf: bytes, pos: int, eol: int, base: int, glued: re.Match | None = None) -> None:
         """buf[pos:eol] is a line that is not a record: report it, but read a record glued inside it
         (after a torn write or a run of NULs), reporting only the bytes before that record."""
-        q = self._report_bad_line(buf, pos, eol, base, glued)
+        q = self.report_bad_line(buf, pos, eol, base, glued)
         if q is not None:
             j = buf.find(b"] {", q, eol)
-            self._scan_envelope(buf, q, eol, j, buf.find(HAS_PAYLOAD, j, eol), base)
+            self.file.scan_envelope(buf, q, eol, j, buf.find(HAS_PAYLOAD, j, eol), base)
 
-    def _report_bad_line(self, buf: bytes, pos: int, eol: int, base: int,
+    def report_bad_line(self, buf: bytes, pos: int, eol: int, base: int,
                          glued: re.Match | None = None) -> int | None:
         """Report the bad bytes at buf[pos:...]; where a record glued after them starts, or None."""
         glued = glued or ENVELOPE_START.search(buf, pos + 1, eol)
         bad_end = glued.start() if glued else eol
-        self._close_open(base + pos)
-        self._cut(base + pos)  # not part of the record before
-        self.sink.on_problem(self, base + pos, "bad line", bad_line_message(buf, pos, bad_end, glued is not None))
+        file = self.file
+        file.record_ends.close_open(base + pos)
+        file.record_ends.cut(base + pos)  # not part of the record before
+        file.sink.on_problem(file, base + pos, "bad line", bad_line_message(buf, pos, bad_end, glued is not None))
         return glued.start() if glued else None
 
 

@@ -95,8 +95,8 @@ class Follower:
             if not _gone(exc):
                 changes.waiting = self._unreadable(exc)
                 return changes
-            for path, known in list(self.known.items()):  # the folder was deleted: its runs too
-                self._retire(known)
+            for path, gone in list(self.known.items()):  # the folder was deleted: its runs too
+                self._retire(gone)
                 changes.removed.append(path)
             self.known.clear()
             changes.waiting = f"waiting for {self.name or self.path} to appear"
@@ -110,7 +110,7 @@ class Follower:
         else:
             candidates = [self.path]
         present = set(candidates)
-        for path in [p for p, known in self.known.items() if self._is_gone(p, known, present)]:
+        for path in [p for p, entry in self.known.items() if self._is_gone(p, entry, present)]:
             self._retire(self.known.pop(path))
             changes.removed.append(path)
         for path in candidates:
@@ -183,6 +183,7 @@ class Follower:
         return FoundLog(path, kind, rank_from_name(path), self.name if path == self.path else None)
 
     def _identify(self, log: FoundLog) -> _Known:
+        inode: tuple[int, ...]
         try:
             st = os.stat(log.path)
             inode = (st.st_dev, st.st_ino)

@@ -26,8 +26,9 @@ class Job:
         self._was_reaper = _is_child_subreaper()  # (then it stays one after the job)
         self._reaper = self._was_reaper or _child_subreaper(True)
         # The job writes its own output into the folder it was given (tlview only reads it).
-        self._stdout = open(os.path.join(self.folder, "stdout.txt"), "wb")
-        self._stderr = open(os.path.join(self.folder, "torch_logs.txt"), "wb")
+        # (open while the job runs, closed by _close: no `with`)
+        self._stdout = open(os.path.join(self.folder, "stdout.txt"), "wb")  # noqa: SIM115
+        self._stderr = open(os.path.join(self.folder, "torch_logs.txt"), "wb")  # noqa: SIM115
         try:
             # A group of its own: what the job starts (a shell wrapper's python, a launcher's
             # workers) ends with it (`sh -c 'python job.py'` left python running after `q`).
@@ -161,7 +162,7 @@ def _is_child_subreaper() -> bool:
 
 def _parents() -> dict[int, int]:
     """Every process's parent, from /proc/PID/stat."""
-    parents = {}
+    parents: dict[int, int] = {}
     try:
         names = os.listdir("/proc")
     except OSError:

@@ -4,6 +4,10 @@
 `scan_block`, and holds a partial last line back until its newline arrives; `finish()` takes that
 last line when the file is no longer written. Subclasses say what the lines mean.
 
+A plain base class (TraceFile and TextLog extend it), not a mixin: it reads only its own attributes,
+and asks its subclass only through the hooks at its end (`scan_block`, `long_line`, `after_feed`,
+`end_of_input`, `report_problem`).
+
 Files are read with `os.pread`, never mapped: a file truncated under a mapping kills the reader
 with SIGBUS, and a job re-run into the same folder truncates its files.
 
@@ -151,7 +155,7 @@ class IncrementalFile:
             # Told by whoever reads the file from its start: a part read in another process
             # (parallel.py) starts further on, so the merged index says it once.
             self._cr_told = True
-            self.sink.on_problem(self, 0, "CR line ends", CR_ONLY)  # (each reader has a sink)
+            self.report_problem(0, "CR line ends", CR_ONLY)
         start = pos = self.scanned_to
         end = self.size if limit is None else min(self.size, start + limit)
         while pos < end:
@@ -200,6 +204,10 @@ class IncrementalFile:
         """`data` (a whole block at `pos`) is part of one line longer than a block: return the
         bytes consumed (0: wait for more of the file)."""
         return len(data)
+
+    def report_problem(self, offset: int, kind: str, message: str) -> None:
+        """A problem with the file at `offset`, for whoever the subclass reports to."""
+        raise NotImplementedError
 
     def after_feed(self) -> None:
         """Called after every feed (a follower may close a record whose payload is whole)."""

@@ -8,6 +8,7 @@ import os
 import re
 import threading
 from importlib import resources
+from typing import BinaryIO
 
 GLOG_TIME = re.compile(rb"^(?:\[rank\d+\]:)?[VIWEC]\d{4} (\d\d):(\d\d):(\d\d)\.(\d{6}) ")
 MAX_GAP = 0.6  # seconds: a 9 s inductor compile is replayed in 0.6 s
@@ -61,7 +62,7 @@ class Replay:
         for name, data in demo_sources().items():
             timeline += [(t, name, chunk) for t, chunk in _records(data)]
         timeline.sort(key=lambda item: item[0])
-        files = {}
+        files: dict[str, BinaryIO] = {}
         try:
             previous = timeline[0][0] if timeline else 0.0
             for at, name, chunk in timeline:
@@ -71,7 +72,7 @@ class Replay:
                     return
                 f = files.get(name)
                 if f is None:
-                    f = files[name] = open(os.path.join(self.folder, name), "ab")
+                    f = files[name] = open(os.path.join(self.folder, name), "ab")  # noqa: SIM115 (kept open across chunks; closed below)
                 f.write(chunk)
                 f.flush()
         finally:

@@ -242,8 +242,8 @@ class StdinCopy:
         if len(data) > room:
             cut = max(data.rfind(b"\n", 0, room), data.rfind(b"\r", 0, room)) + 1
             data = data[:cut]  # whole lines: the last record is not torn in two
-            more = 2 * self.limit
-            more = f"{more >> 30}G" if more >= 1 << 30 else f"{more >> 20}M" if more >= 1 << 20 else str(more)
+            twice = 2 * self.limit
+            more = f"{twice >> 30}G" if twice >= 1 << 30 else f"{twice >> 20}M" if twice >= 1 << 20 else str(twice)
             self.stopped = (f"stdin passed {gib(self.limit)}, the most tlview copies of a pipe: tlview "
                             f"stopped reading it ({MAX_VARIABLE}={more} keeps more)")
         try:

@@ -148,6 +148,9 @@ class TextLog(IncrementalFile):
             self.ends[plain.rec] = base + stop
         return stop
 
+    def report_problem(self, offset: int, kind: str, message: str) -> None:
+        self.sink.on_problem(self, offset, kind, message)
+
     def long_line(self, pos: int, data: bytes) -> int:
         # A line longer than a block (a huge print): a plain record of its first block only.
         self._plain(data[:200], pos, pos + len(data))
@@ -236,8 +239,8 @@ class TextLog(IncrementalFile):
 
     def load_payload(self, rec: int) -> LoadedPayload:
         text, more = self._read_record(rec, SHOWN_BYTES)
-        problems = [f"a record of {size_text(more + SHOWN_BYTES)}: only its first "
-                    f"{size_text(SHOWN_BYTES)} are shown"] if more else []
+        problems = [(f"a record of {size_text(more + SHOWN_BYTES)}: only its first "
+                     f"{size_text(SHOWN_BYTES)} are shown")] if more else []
         return LoadedPayload.of_text(text, None, problems)
 
     def payload_text(self, rec: int, limit: int = SHOWN_BYTES) -> str:

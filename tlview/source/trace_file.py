@@ -13,6 +13,17 @@ The source knows nothing of compile ids: a record's context is its raw fields (r
 autograd id, frame id, frame compile id, attempt), which the sink turns into a small code.
 The last record stays open (its payload may still grow) until the next envelope arrives, its md5
 matches, or the file is finished.
+
+A TraceFile is built of objects it owns, one a concept, each given the file (its fields, declared
+once in `TraceFile.__init__`, are what they read):
+  - `context_codes` (record_context.py): a record's context code, from its envelope's tail;
+  - `record_ends` (record_ends.py): the open record closed and its payload checked, and `cuts`;
+  - `damaged_lines` (damaged_lines.py): bad lines, glued records, lines longer than a block;
+  - `records` (trace_records.py): records read back from disk (TraceFile's methods hand on to it).
+It extends IncrementalFile (reader.py), the reading shared with TextLog, which stays a base class:
+it reads only its own fields and asks TraceFile through its hooks (`scan_block`, `long_line`,
+`after_feed`, `end_of_input`, `report_problem`). The scan loop keeps the owned objects (and their
+caches) in locals: a record of the fast path costs no more attribute look-ups than before.
 """
 
 from __future__ import annotations
@@ -20,8 +31,8 @@ from __future__ import annotations
 from array import array
 from typing import Protocol
 
-from tlview.source.damaged_lines import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, LongLine, glued_envelope
-from tlview.source.payload import decode_file_region, whole_payload
+from tlview.source.damaged_lines import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, glued_envelope
+from tlview.source.payload import LoadedPayload, decode_file_region, whole_payload
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
 from tlview.source.record_ends import OpenRecord, RecordEnds
@@ -66,16 +77,17 @@ def _next_line_with_v(data: bytes, at: int, cut: int) -> int:
     return q
 
 
-class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, IncrementalFile):
-    """One trace file: its records' offsets and the scanning state."""
+class TraceFile(IncrementalFile):
+    """One trace file: its records' offsets and the scanning state (see the module's docstring)."""
 
     def __init__(self, path: str, sink: RecordSink, verify_md5: bool = False,
                  rank_from_name: int | None = None) -> None:
-        IncrementalFile.__init__(self, path)
+        super().__init__(path)
         self.sink = sink
         self.verify_md5 = verify_md5
         self.rank_from_name = rank_from_name
         self.rank = rank_from_name  # first rank seen in a record, else from the file name
+        self.rank_from_record = False  # `rank` came from a record (told once: record_context.py)
         self.pid: int | None = None  # the writing process (one file, one process), from the envelopes
         self.started = ""  # "MMDD HH:MM:SS.ffffff" of the first envelope
         # per record: envelope offset, kind code, context code (rank + compile id, from the sink)
@@ -85,67 +97,71 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         self.kind_names: list[str] = []
         self.strings: dict[int, str] = {}  # the {"str": [s, idx]} table
         self.string_at: dict[int, tuple[int, bytes]] = {}  # idx -> (offset, pid) of its definition
-        self.cuts = array("q")  # where bytes of no record begin (record_ends.py)
-        self.md5_ok = 0
+        self.md5_ok = 0  # payloads whose md5 was checked and matched (record_ends.py counts them)
         self.md5_bad = 0
-        self.rank_from_record = False
+        self.context_codes = RecordContexts(self)
+        self.record_ends = RecordEnds(self)
+        self.damaged_lines = DamagedLines(self)
+        self.records = TraceRecords(self)
         self._kind_codes: dict[bytes, int] = {}
-        self._tail_cache: dict[bytes, int] = {}
         self._fast_cache: dict[bytes, tuple[int, int]] = {}
-        self._context_cache: dict[tuple, int] = {}
         self._event_cache: dict[bytes, dict] = {}
-        self._verified_rec = -1  # the last record whose md5 was checked when it closed
-        self._open: OpenRecord | None = None
-        self._long: LongLine | None = None
         self._glued_line = -1  # the end of the last line reported as holding glued records
-        self._block: bytes | None = None
-        self._block_base = 0
 
     # ---- what the shared reader asks -------------------------------------------------------------
 
+    def report_problem(self, offset: int, kind: str, message: str) -> None:
+        self.sink.on_problem(self, offset, kind, message)
+
+    def long_line(self, pos: int, data: bytes) -> int:
+        return self.damaged_lines.long_line(pos, data)
+
     def after_feed(self) -> None:
-        rec = self._open
-        if rec is not None and rec.wants_payload and rec.md5:
-            # Following: the last record closes early once its payload matches its md5.
-            if decode_file_region(self.read_range, rec.payload_start, self.scanned_to).md5 == rec.md5:
-                self._close_open(self.scanned_to)
+        rec = self.record_ends.open
+        # Following: the last record closes early once its payload matches its md5.
+        if (rec is not None and rec.wants_payload and rec.md5
+                and decode_file_region(self.read_range, rec.payload_start, self.scanned_to).md5 == rec.md5):
+            self.record_ends.close_open(self.scanned_to)
 
     def end_of_input(self) -> None:
-        if self._long is not None:
-            self._end_long_line(self.scanned_to)
-        self._close_open(self.scanned_to)
-        self._check_last_record()
+        if self.damaged_lines.long is not None:
+            self.damaged_lines.end_long_line(self.scanned_to)
+        self.record_ends.close_open(self.scanned_to)
+        self.record_ends.check_last_record()
 
     # ---- the scan loop -------------------------------------------------------------------------
 
     def scan_block(self, data: bytes, cut: int, base: int) -> None:
         # The block stays at hand while it is scanned: a record that closes inside it is hashed
         # from memory (no second read). A rescue scans a piece of it: the outer block comes back.
-        outer = self._block, self._block_base
-        self._block, self._block_base = data, base
+        ends = self.record_ends
+        outer = ends.block, ends.block_base
+        ends.block, ends.block_base = data, base
         try:
             self._scan_lines(data, cut, base)
         finally:
-            self._block, self._block_base = outer
+            ends.block, ends.block_base = outer
 
     def _scan_lines(self, data: bytes, cut: int, base: int) -> None:
         pos = 0
-        if self._long is not None:
+        damaged = self.damaged_lines
+        if damaged.long is not None:
             pos = data.find(b"\n", 0, cut) + 1
-            self._end_long_line(base + pos - 1)
+            damaged.end_long_line(base + pos - 1)
         elif base == 0 and data.startswith(_BOM):
             pos = 3  # a UTF-8 byte-order mark (an editor saved the file): not part of a record
         find = data.find
         startswith = data.startswith
         fast = self._fast_cache
-        tail_cache = self._tail_cache
+        tail_cache = self.context_codes.by_tail
+        ends = self.record_ends
         kind_codes = self._kind_codes
         offsets_append = self.offsets.append
         kinds_append = self.kinds.append
         contexts_append = self.contexts.append
         verify = self.verify_md5
         if pos < cut and data[pos] != 86:  # "V": lines before the first envelope
-            pos = self._check_region_start(data, pos, cut, base)
+            pos = damaged.check_region_start(data, pos, cut, base)
         p = pos if (pos < cut and data[pos] == 86) else find(b"V", pos, cut)
         while p >= 0:
             if p != pos and data[p - 1] != 10:  # a "V" inside a line: payload, or a record glued
@@ -153,7 +169,7 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                 start = data.rfind(b"\n", 0, p) + 1
                 # (a bad line with no record inside is the open record's to report)
                 if data[start] != 9 and (glued := ENVELOPE_START.search(data, p, eol)):
-                    self._rescue(data, start, eol, base, glued)
+                    damaged.rescue(data, start, eol, base, glued)
                 p = find(b"V", eol + 1, cut)
                 continue
             eol = find(b"\n", p, cut)
@@ -161,8 +177,8 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
             # bytes) and the md5 (last 50 bytes): that middle part keys a cache of (kind, context).
             hit = fast.get(data[p + 22:eol - 50]) if startswith(HAS_PAYLOAD, eol - 50) else None
             if hit is not None:
-                if self._open is not None:
-                    self._close_open(base + p)
+                if ends.open is not None:
+                    ends.close_open(base + p)
                 offsets_append(base + p)
                 code, ctx = hit
                 kinds_append(code)
@@ -178,12 +194,12 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                     if end > eol and whole_payload(data, eol + 1, end + 1,
                                                    data[eol - 34:eol - 2].decode("ascii", "replace")) is not None:
                         self.md5_ok += 1
-                        self._verified_rec = len(self.offsets) - 1
+                        ends.verified_rec = len(self.offsets) - 1
                         p = end + 1  # the next envelope
                         continue
-                    self._open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
-                                            self.kind_names[code], None, ctx,
-                                            data[eol - 34:eol - 2].decode("ascii", "replace"), False)
+                    ends.open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
+                                           self.kind_names[code], None, ctx,
+                                           data[eol - 34:eol - 2].decode("ascii", "replace"), False)
             else:
                 j = find(b"] {", p, eol)
                 h = find(HAS_PAYLOAD, j, eol) if j > 0 else -1
@@ -194,33 +210,33 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                     end = h if h > 0 else eol
                     k1 = find(b'"', j + 4, eol)
                     t = data.rfind(b'}, "', k1, end)
-                    ctx = tail_cache.get(data[t + 3:end]) if t > 0 else None
-                    code = kind_codes.get(data[j + 4:k1])
-                    if ctx is not None and code is not None:
-                        if self._open is not None:
-                            self._close_open(base + p)
+                    seen_ctx = tail_cache.get(data[t + 3:end]) if t > 0 else None
+                    seen_code = kind_codes.get(data[j + 4:k1])
+                    if seen_ctx is not None and seen_code is not None:
+                        if ends.open is not None:
+                            ends.close_open(base + p)
                         offsets_append(base + p)
-                        kinds_append(code)
-                        contexts_append(ctx)
+                        kinds_append(seen_code)
+                        contexts_append(seen_ctx)
                         if verify and h > 0:
-                            self._open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
-                                                    self.kind_names[code], None, ctx,
-                                                    data[h + 16:h + 48].decode("ascii", "replace"), False)
+                            ends.open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
+                                                   self.kind_names[seen_code], None, seen_ctx,
+                                                   data[h + 16:h + 48].decode("ascii", "replace"), False)
                             if (ahead := self._verified_ahead(data, eol, cut, base)) is not None:
                                 p = ahead
                                 continue
                         nxt = eol + 1
                         if nxt < cut and data[nxt] != 86 and data[nxt] != 9:
-                            nxt = self._check_region_start(data, nxt, cut, base)
+                            nxt = damaged.check_region_start(data, nxt, cut, base)
                         p = find(b"V", nxt, cut)
                         continue
-                self._scan_envelope(data, p, eol, j, h, base)
+                self.scan_envelope(data, p, eol, j, h, base)
                 if verify and (ahead := self._verified_ahead(data, eol, cut, base)) is not None:
                     p = ahead
                     continue
             nxt = eol + 1
             if nxt < cut and data[nxt] != 86 and data[nxt] != 9:
-                nxt = self._check_region_start(data, nxt, cut, base)
+                nxt = damaged.check_region_start(data, nxt, cut, base)
             p = find(b"V", nxt, cut)
 
     def _verified_ahead(self, data: bytes, eol: int, cut: int, base: int) -> int | None:
@@ -229,16 +245,16 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         closed now; returns where the next envelope starts. Its lines are then not looked at one by
         one for a "V" (a record glued inside a line): a payload that matches its md5 holds no line
         of another record. (A 100 MB trace, md5s checked, in one process: 0.33 -> 0.30 s.)"""
-        rec = self._open
+        rec = self.record_ends.open
         if rec is None or not rec.md5 or rec.payload_start != base + eol + 1:
             return None
         end = _next_line_with_v(data, eol + 1, cut) - 1
-        if end <= eol or not self._payload_in_block(rec, base + end + 1):
+        if end <= eol or not self.record_ends.payload_in_block(rec, base + end + 1):
             return None
-        self._open = None
+        self.record_ends.open = None
         return end + 1
 
-    def _scan_envelope(self, data: bytes, p: int, eol: int, j: int, h: int, base: int) -> None:
+    def scan_envelope(self, data: bytes, p: int, eol: int, j: int, h: int, base: int) -> None:
         """The general path for the envelope line at data[p:eol]. Records glued on one line (a
         writer that lost its newlines, a CR-only file) are read one after another in a loop, any
         number of them: never by recursion, which a line of 1,000 records would exhaust."""
@@ -253,14 +269,14 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         """Read the record at data[p:...]; where the next record glued on the same line starts,
         or None."""
         if j < 0 or data[p + 5] != 32 or not data[p + 1:p + 5].isdigit():
-            return self._report_bad_line(data, p, eol, base)
+            return self.damaged_lines.report_bad_line(data, p, eol, base)
         glued = ENVELOPE_START.search(data, p + 1, j + 3) if data.find(b"V", p + 1, j) > 0 else None
         if glued:  # a torn envelope header, then a whole record
-            return self._report_bad_line(data, p, eol, base, glued)
+            return self.damaged_lines.report_bad_line(data, p, eol, base, glued)
         if self.pid is None:
             self._take_process(data[p:j])
-        if self._open is not None:
-            self._close_open(base + p)
+        if self.record_ends.open is not None:
+            self.record_ends.close_open(base + p)
         k0 = j + 4
         k1 = data.find(b'"', k0, eol)
         kind_b = data[k0:k1]
@@ -285,9 +301,9 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         glued_after_kind = glued if glued is None or glued.start() >= k1 else glued_envelope(data, k1, eol)
         if t >= 0 and data[eol - 1] in _CLOSING and (h < 0 or h >= eol - 51) and glued_after_kind is None:
             tail = data[t + 3:end]
-            ctx = self._tail_cache.get(tail)
+            ctx = self.context_codes.by_tail.get(tail)
             if ctx is None:
-                ctx = self._context_from_tail(tail, base + p)
+                ctx = self.context_codes.from_tail(tail, base + p)
         if ctx is not None and kind in self.sink.lazy_kinds:
             if h == eol - 50 and kind in self.sink.silent_kinds and data[k1:k1 + 5] == b'": {}':
                 self._fast_cache[data[p + 22:h]] = (code, ctx)  # the fast path never calls the sink
@@ -297,8 +313,8 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
             if kind not in self.sink.silent_kinds:
                 self.sink.on_record(self, rec, kind, ctx, None)
             if md5:
-                self._open = OpenRecord(rec, base + p, base + eol + 1, kind, None, ctx, md5, False)
-            return
+                self.record_ends.open = OpenRecord(rec, base + p, base + eol + 1, kind, None, ctx, md5, False)
+            return None
         if ctx is not None and kind == "artifact":
             # artifact names repeat: `{"artifact": {"name": "x", "encoding": "string"}` is parsed once
             event = data[j + 2:t + 1]
@@ -318,27 +334,27 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
             if meta is None:
                 glued = glued or ENVELOPE_START.search(data, j + 2, eol)
                 if glued is None:
-                    self._close_open(base + p)
-                    self._cut(base + p)  # not a record, nor part of the one before
+                    self.record_ends.close_open(base + p)
+                    self.record_ends.cut(base + p)  # not a record, nor part of the one before
                     self.sink.on_problem(self, base + p, "bad json", error)
-                    return
+                    return None
                 # Two records on one line (the writer lost a newline), or a torn one and a whole
                 # one: each is read as a line of its own.
                 q = glued.start()
-                self._scan_envelope(data, p, q, j, data.find(HAS_PAYLOAD, j, q), base)
+                self.scan_envelope(data, p, q, j, data.find(HAS_PAYLOAD, j, q), base)
                 if self._kept_last(base + p) and self._glued_line != base + eol:
                     self._glued_line = base + eol  # one problem a line, however many records it holds
                     self.sink.on_problem(self, base + p, "glued records",
                                          "records on one line (newlines were lost): each is read")
-                self._close_open(base + q)
+                self.record_ends.close_open(base + q)
                 return q  # the next record on this line: the caller's loop reads it
             kind = next((k for k in meta if k not in CONTEXT_KEYS), kind)
             if kind.encode() != kind_b:
                 code = self._kind_codes.get(kind.encode())
                 if code is None:
                     code = self._new_kind(kind.encode(), base + p)
-            if ctx is None:
-                ctx = self._context(meta, base + p)
+        if ctx is None:  # (its metadata was parsed above)
+            ctx = self.context_codes.of_fields(meta, base + p)
         if h >= 0:
             md5 = data[h + 16:h + 48].decode("ascii", "replace")
         self._append(base + p, code, ctx)
@@ -350,8 +366,9 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         if not (wants or self.verify_md5):
             md5 = None  # checked when a pane loads it
         if wants or md5:
-            self._open = OpenRecord(rec, base + p, base + eol + 1, kind, meta if wants else None,
-                                    ctx, md5, wants)
+            self.record_ends.open = OpenRecord(rec, base + p, base + eol + 1, kind, meta if wants else None,
+                                               ctx, md5, wants)
+        return None
 
     def peek_process(self) -> None:
         """Learn the pid from the first envelope before indexing (the parts of a file indexed in
@@ -394,7 +411,7 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         code = self._kind_codes.get(name.encode())
         return self._new_kind(name.encode()) if code is None else code
 
-    def _intern(self, entry, offset: int, header: bytes) -> None:
+    def _intern(self, entry: object, offset: int, header: bytes) -> None:
         """A `{"str": [text, idx]}` record (its envelope's `header`, which names the process)."""
         if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[0], str)
                 and isinstance(entry[1], int)):
@@ -409,7 +426,7 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
         elif said != text:
             self._string_again(idx, text, offset, pid)
 
-    def _string_again(self, idx: int, text: str, offset: int, pid: bytes, told=None) -> None:
+    def _string_again(self, idx: int, text: str, offset: int, pid: bytes, told: list | None = None) -> None:
         """A string-table id defined again with other text. Torch gives each string an id once a
         process: the first definition is kept (the frames logged before this one named it). Told
         (`told`, else the sink) when the same process wrote both; records of another process in
@@ -422,3 +439,97 @@ class TraceFile(RecordContexts, DamagedLines, RecordEnds, TraceRecords, Incremen
                 self.sink.on_problem(self, offset, "string id redefined", message)
             else:
                 told.append((offset, "string id redefined", message))
+
+    # ---- the records read back from disk (trace_records.py) --------------------------------------
+
+    def kind_of(self, rec: int) -> str:
+        return self.kind_names[self.kinds[rec]]
+
+    def record_span(self, rec: int) -> tuple[int, int]:
+        return self.records.record_span(rec)
+
+    def _envelope(self, rec: int) -> tuple[bytes, int, int]:
+        return self.records.envelope(rec)  # (report/bundle.py reads it)
+
+    def envelope_line(self, rec: int) -> bytes:
+        return self.records.envelope_line(rec)
+
+    def load_metadata(self, rec: int) -> dict | None:
+        return self.records.load_metadata(rec)
+
+    def event_strings(self, rec: int, names: tuple[str, ...]) -> dict[str, str] | None:
+        return self.records.event_strings(rec, names)
+
+    def load_event(self, rec: int) -> dict:
+        return self.records.load_event(rec)
+
+    def load_payload(self, rec: int) -> LoadedPayload:
+        return self.records.load_payload(rec)
+
+    def verified_md5(self, rec: int) -> str | None:
+        return self.records.verified_md5(rec)
+
+    def payload_md5_ok(self, rec: int) -> bool | None:
+        return self.records.payload_md5_ok(rec)
+
+    def frame_filename(self, index: int | str) -> str:
+        return self.records.frame_filename(index)
+
+    # ---- handing a half-indexed file between processes -------------------------------------------
+
+    def close_open_at(self, offset: int) -> None:
+        """The open record ends at `offset` (where the next range, indexed elsewhere, begins)."""
+        self.record_ends.close_open(offset)
+
+    def export_part(self) -> dict:
+        """What this file's scan found, as plain data (the scan of one byte range, in a child)."""
+        open_record = self.record_ends.open
+        self.record_ends.open = None
+        return {
+            "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
+            "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
+            "strings": self.strings, "string_at": self.string_at, "cuts": self.record_ends.cuts.tobytes(),
+            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
+            "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
+            "open": open_record, "pid": self.pid, "started": self.started,
+            "long": self.damaged_lines.long,  # a line longer than a block, still open at the end of the range
+        }
+
+    def absorb_part(self, part: dict, context_map: list[int], told: list | None = None) -> int:
+        """Append a part exported by another process (its context codes mapped to ours); return
+        the record number its first record gets here. What only the whole file tells (a string id
+        the part defines again) goes to `told` as (offset, kind, message), else to the sink."""
+        base_rec = len(self.offsets)
+        kind_map = [self.kind_code(name) for name in part["kind_names"]]
+        for name, typecode, target, mapping in (("kinds", "H", self.kinds, kind_map),
+                                                ("contexts", "i", self.contexts, context_map)):
+            values = array(typecode)
+            values.frombytes(part[name])
+            target.extend(array(typecode, [mapping[v] for v in values]))
+        offsets = array("q")
+        offsets.frombytes(part["offsets"])
+        self.offsets.extend(offsets)
+        cuts = array("q")
+        cuts.frombytes(part["cuts"])
+        self.record_ends.cuts.extend(cuts)  # (parts come in file order: still ascending)
+        for idx, text in part["strings"].items():
+            if idx not in self.strings:
+                self.strings[idx], self.string_at[idx] = text, part["string_at"][idx]
+            elif self.strings[idx] != text:
+                offset, pid = part["string_at"][idx]
+                self._string_again(idx, text, offset, pid, told=told)
+        self.md5_ok += part["md5_ok"]
+        self.md5_bad += part["md5_bad"]
+        if part["rank"] is not None and not self.rank_from_record:
+            self.rank = part["rank"]
+            self.rank_from_record = True
+        self.scanned_to = part["scanned_to"]
+        if self.pid is None:
+            self.pid, self.started = part["pid"], part["started"]
+        record = part["open"]
+        if record is not None:
+            record.rec += base_rec
+            record.ctx = context_map[record.ctx]
+        self.record_ends.open = record
+        self.damaged_lines.long = part["long"]
+        return base_rec

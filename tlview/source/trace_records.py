@@ -1,19 +1,22 @@
 """A trace file's records read back from disk when a pane asks: metadata, payloads, stack frames.
 
-Also the hand-off of a half-indexed file between processes: a range indexed in another process is
-exported as a plain dict (`export_part`) and appended here (`absorb_part`), in file order.
+An object each TraceFile owns (`records`), reading the offsets and kinds its file's scan found;
+TraceFile's own methods of the same names hand on to it.
 """
 
 from __future__ import annotations
 
 import json
-from array import array
 from functools import lru_cache
+from typing import TYPE_CHECKING
 
 import orjson
 
 from tlview.source.damaged_lines import ENVELOPE_START
 from tlview.source.payload import LoadedPayload, decode_file_region, load_payload
+
+if TYPE_CHECKING:
+    from tlview.source.trace_file import TraceFile
 
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): not kept in the index.
 _CONFIG_FIELDS = ("inductor_config", "dynamo_config", "functorch_config")
@@ -69,8 +72,11 @@ def _loads_damaged(line: bytes, why: str, at: int) -> tuple[dict | None, str]:
             meta = orjson.loads(text)
         except orjson.JSONDecodeError as exc:
             why = exc.msg
-    words = ("NaN", "Infinity") if note else (b"NaN", b"Infinity")
-    if meta is None and any(word in text for word in words):
+    if isinstance(text, str):
+        nonfinite = "NaN" in text or "Infinity" in text
+    else:
+        nonfinite = b"NaN" in text or b"Infinity" in text
+    if meta is None and nonfinite:
         try:
             meta = json.loads(text)
         except ValueError:
@@ -109,32 +115,29 @@ def _json_string(literal: bytes) -> str | None:
 
 
 class TraceRecords:
-    """Lazy access to the records a TraceFile indexed (mixed into TraceFile)."""
+    """Lazy access to the records a TraceFile indexed."""
 
-    offsets: array
-    kinds: array
-    contexts: array
-    kind_names: list
-    strings: dict
-    scanned_to: int
+    def __init__(self, file: TraceFile) -> None:
+        self.file = file
 
     def record_span(self, rec: int) -> tuple[int, int]:
         """(envelope offset, end offset) of record `rec`: its envelope and payload lines, not the
         bytes of no record that may follow them (record_ends.py)."""
-        start = self.offsets[rec]
-        end = self.offsets[rec + 1] if rec + 1 < len(self.offsets) else self.scanned_to
-        return start, self.record_end(start, end) if self.cuts else end
+        file = self.file
+        offsets = file.offsets
+        start = offsets[rec]
+        end = offsets[rec + 1] if rec + 1 < len(offsets) else file.scanned_to
+        ends = file.record_ends
+        return start, ends.record_end(start, end) if ends.cuts else end
 
-    def kind_of(self, rec: int) -> str:
-        return self.kind_names[self.kinds[rec]]
-
-    def _envelope(self, rec: int) -> tuple[bytes, int, int]:
+    def envelope(self, rec: int) -> tuple[bytes, int, int]:
         """(envelope line, payload start, record end)."""
+        read_range = self.file.read_range
         start, end = self.record_span(rec)
-        head = self.read_range(start, min(end, start + _METADATA_HEAD))
+        head = read_range(start, min(end, start + _METADATA_HEAD))
         eol = head.find(b"\n")
         if eol < 0 and end - start > len(head):
-            head = self.read_range(start, end)  # an envelope line longer than the head
+            head = read_range(start, end)  # an envelope line longer than the head
             eol = head.find(b"\n")
         line = head if eol < 0 else head[:eol]
         return line, start + len(line) + 1, end
@@ -142,10 +145,11 @@ class TraceRecords:
     def envelope_line(self, rec: int) -> bytes:
         """Record `rec`'s envelope line (up to its first 64 KiB), also while it is being scanned;
         up to the next record glued on the same line."""
-        start = self.offsets[rec]
-        head = self.read_range(start, start + 4096)  # (most are shorter: a stack is a few KiB)
+        read_range = self.file.read_range
+        start = self.file.offsets[rec]
+        head = read_range(start, start + 4096)  # (most are shorter: a stack is a few KiB)
         if b"\n" not in head and len(head) == 4096:
-            head = self.read_range(start, start + _METADATA_HEAD)
+            head = read_range(start, start + _METADATA_HEAD)
         eol = head.find(b"\n")
         line = head if eol < 0 else head[:eol]
         glued = ENVELOPE_START.search(line, 1)
@@ -153,7 +157,7 @@ class TraceRecords:
 
     def load_metadata(self, rec: int) -> dict | None:
         """Record `rec`'s metadata, read from disk (None if it does not parse)."""
-        line, _, _ = self._envelope(rec)
+        line, _, _ = self.envelope(rec)
         j = line.find(b"] {")
         meta, _error = loads_metadata(line[j + 2:]) if j >= 0 else (None, "")
         return meta
@@ -163,7 +167,7 @@ class TraceRecords:
         metrics), read without parsing the rest of its line: a 40 KB metrics line took 60 µs to
         parse whole, once for each compile a fix was chosen for. None: not read this way (a field
         missing, not a plain string); load_event then reads the record whole."""
-        line, _, _ = self._envelope(rec)
+        line, _, _ = self.envelope(rec)
         found = {}
         for name in names:
             value = _string_field(line, name)
@@ -175,21 +179,21 @@ class TraceRecords:
     def load_event(self, rec: int) -> dict:
         """The value of the record's event key (`{"create_symbol": {...}}` -> `{...}`)."""
         meta = self.load_metadata(rec) or {}
-        value = meta.get(self.kind_of(rec))
+        value = meta.get(self.file.kind_of(rec))
         return value if isinstance(value, dict) else {}
 
     def load_payload(self, rec: int) -> LoadedPayload:
         """Read a record's payload from disk, in steps, and verify its md5."""
         start, end, expected = self._payload_place(rec)
-        return load_payload(self.read_range, start, end, expected, self.line_number)
+        return load_payload(self.file.read_range, start, end, expected, self.file.line_number)
 
     def verified_md5(self, rec: int) -> str | None:
         """The md5 a record's envelope gives its payload, when the scan checked every payload of
         this file and each matched: equal md5s are then equal payloads, and a reader of many ranks
         parses one of them (1,023 ranks alike read 4,096 payloads). None otherwise."""
-        if not self.verify_md5 or self.md5_bad:
+        if not self.file.verify_md5 or self.file.md5_bad:
             return None
-        line, _, _ = self._envelope(rec)
+        line, _, _ = self.envelope(rec)
         at = line.rfind(b'"has_payload": "')  # (torch writes it last: 32 hex digits)
         return line[at + 16:at + 48].decode("ascii", "replace") if at >= 0 and line[at + 48:at + 49] == b'"' else None
 
@@ -199,76 +203,23 @@ class TraceRecords:
         start, end, expected = self._payload_place(rec)
         if expected is None:
             return None
-        return decode_file_region(self.read_range, start, end).md5 == expected
+        return decode_file_region(self.file.read_range, start, end).md5 == expected
 
     def _payload_place(self, rec: int) -> tuple[int, int, str | None]:
         """(payload start, record end, the md5 its envelope gives)."""
-        line, payload_start, end = self._envelope(rec)
+        line, payload_start, end = self.envelope(rec)
         j = line.find(b"] {")
         meta = loads_metadata(line[j + 2:])[0] if j >= 0 else None
         expected = meta.get("has_payload") if isinstance(meta, dict) else None
         return min(payload_start, end), end, expected if isinstance(expected, str) else None
 
-    def frame_filename(self, index) -> str:
+    def frame_filename(self, index: int | str) -> str:
         """A stack frame's file: string-table ids resolve through the `{"str": ...}` records, which
         are the process's (another file of the same process, e.g. draft_export's, may define them)."""
         if isinstance(index, str):
             return index
-        name = self.strings.get(index)
+        file = self.file
+        name = file.strings.get(index)
         if name is None:
-            name = self.sink.process_string(self, index)
+            name = file.sink.process_string(file, index)
         return name if name is not None else f"(unknown string {index})"
-
-    # ---- handing a half-indexed file between processes -------------------------------------------
-
-    def export_part(self) -> dict:
-        """What this file's scan found, as plain data (the scan of one byte range, in a child)."""
-        open_record = self._open
-        self._open = None
-        return {
-            "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
-            "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
-            "strings": self.strings, "string_at": self.string_at, "cuts": self.cuts.tobytes(),
-            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
-            "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
-            "open": open_record, "pid": self.pid, "started": self.started,
-            "long": self._long,  # a line longer than a block, still open at the end of the range
-        }
-
-    def absorb_part(self, part: dict, context_map: list[int], told: list | None = None) -> int:
-        """Append a part exported by another process (its context codes mapped to ours); return
-        the record number its first record gets here. What only the whole file tells (a string id
-        the part defines again) goes to `told` as (offset, kind, message), else to the sink."""
-        base_rec = len(self.offsets)
-        kind_map = [self.kind_code(name) for name in part["kind_names"]]
-        for name, typecode, target, mapping in (("kinds", "H", self.kinds, kind_map),
-                                                ("contexts", "i", self.contexts, context_map)):
-            values = array(typecode)
-            values.frombytes(part[name])
-            target.extend(array(typecode, [mapping[v] for v in values]))
-        offsets = array("q")
-        offsets.frombytes(part["offsets"])
-        self.offsets.extend(offsets)
-        cuts = array("q")
-        cuts.frombytes(part["cuts"])
-        self.cuts.extend(cuts)  # (parts come in file order: still ascending)
-        for idx, text in part["strings"].items():
-            if idx not in self.strings:
-                self.strings[idx], self.string_at[idx] = text, part["string_at"][idx]
-            elif self.strings[idx] != text:
-                self._string_again(idx, text, *part["string_at"][idx], told=told)
-        self.md5_ok += part["md5_ok"]
-        self.md5_bad += part["md5_bad"]
-        if part["rank"] is not None and not self.rank_from_record:
-            self.rank = part["rank"]
-            self.rank_from_record = True
-        self.scanned_to = part["scanned_to"]
-        if self.pid is None:
-            self.pid, self.started = part["pid"], part["started"]
-        record = part["open"]
-        if record is not None:
-            record.rec += base_rec
-            record.ctx = context_map[record.ctx]
-        self._open = record
-        self._long = part["long"]
-        return base_rec

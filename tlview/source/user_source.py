@@ -91,7 +91,7 @@ class SourceFiles:
     def _candidates(self, path: str) -> list[tuple[str, str | None]]:
         """Where to read `path`, and the folder it must stay in: under NEW when a root's OLD
         holds it (the user said the files are there), else where the logs say."""
-        remapped = [(new + path[len(old):], new) for old, new in self.roots
+        remapped: list[tuple[str, str | None]] = [(new + path[len(old):], new) for old, new in self.roots
                     if path == old or path.startswith(old.rstrip("/") + "/")]
         return remapped or [(path, None)]
 
