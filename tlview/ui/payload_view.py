@@ -22,12 +22,11 @@ from textual.reactive import reactive
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tlview.ui.binding_help import key
+from tlview.ui.keys import PAYLOAD_VIEW_BINDINGS
 from tlview.ui.messages import ReportsWork
-from tlview.ui.reading_keys import SCROLL_BINDINGS
 from tlview.ui.text_search import MAX_LINE, display_line
 from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
-from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
+from tlview.ui.view_search import SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
 HIGHLIGHTED_LINES = 2000  # highlighted lines kept
@@ -87,11 +86,7 @@ class PayloadView(ScrollbarsOnChange, ReportsWork, SearchableLines, ScrollView, 
     """ + SEARCH_CSS.format(view="PayloadView")
     COMPONENT_CLASSES = {"payload--gutter", *SEARCH_COMPONENTS}
     wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped (between words)
-    BINDINGS = [
-        *SCROLL_BINDINGS,
-        *SEARCH_BINDINGS,
-        key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
-    ]
+    BINDINGS = PAYLOAD_VIEW_BINDINGS
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

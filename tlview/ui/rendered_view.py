@@ -19,10 +19,9 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tlview.ui.binding_help import key
-from tlview.ui.reading_keys import SCROLL_BINDINGS
+from tlview.ui.keys import RENDERED_VIEW_BINDINGS
 from tlview.ui.text_size import ScrollbarsOnChange, make_scrollbars, size_the_text
-from tlview.ui.view_search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
+from tlview.ui.view_search import SEARCH_COMPONENTS, SEARCH_CSS, SearchableLines
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
@@ -46,10 +45,7 @@ class RenderedView(ScrollbarsOnChange, SearchableLines, ScrollView, can_focus=Tr
 
     DEFAULT_CSS = SEARCH_CSS.format(view="RenderedView")
     COMPONENT_CLASSES = SEARCH_COMPONENTS
-    BINDINGS = [*SCROLL_BINDINGS, *SEARCH_BINDINGS,
-                key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the "
-                    "current match's, else the first on screen): the Run pane's stack trie", "view-open",
-                    show=False)]
+    BINDINGS = RENDERED_VIEW_BINDINGS
 
     @dataclass
     class Opened(Message):

@@ -10,20 +10,9 @@ from functools import partial
 from textual.actions import SkipAction
 from textual.message import Message
 
-from tlview.ui.binding_help import key
 from tlview.ui.text_search import TextSearch, display_line
 
 SEARCH_IN_THREAD = 10_000  # lines: a bigger text is searched off the UI thread
-
-SEARCH_BINDINGS = [
-    key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
-        "view-search", key_display="/"),
-    key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
-    key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
-        show=False),
-    key("escape", "end_search", "End search", "Reading", "end the search (else: clear the filter)",
-        "view-end-search", show=False),
-]
 
 SEARCH_CSS = """
     {view} > .search--match {{ background: $warning 35%; }}
