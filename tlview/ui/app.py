@@ -91,7 +91,7 @@ class TlviewApp(PaneReading, App[int]):
                  name: str | None = None, private_path: bool = False, nothing_came=None,
                  source_roots=()) -> None:
         super().__init__()
-        self.key_moment = KeysFirst(self.filling)
+        self.key_moment = KeysFirst()
         self.voice = FooterVoice(self)
         self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
         self.tree_filter = ExplorerFilter(self)
@@ -114,7 +114,7 @@ class TlviewApp(PaneReading, App[int]):
         self.live = LiveIndex(path, force_polling=poll, kind=kind, ended=input_ended or (lambda: False),
                               name=name if private_path else None) if follow else None
         self.flt = flt or Filter()
-        self.model = TreeModel(self.live.index if follow else Index(), self.flt, live=follow)
+        self.model = TreeModel(self.live.index if self.live is not None else Index(), self.flt, live=follow)
         self.running = RunningTotals(self.model.index)  # the status line's counts
         self._backlog = Backlog()  # changed compiles not shown yet (refresh_views)
         self._slice_due = False
@@ -134,7 +134,7 @@ class TlviewApp(PaneReading, App[int]):
         return self.model.index
 
     @property
-    def tree(self) -> FrameTree:
+    def tree(self) -> FrameTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(FrameTree)
 
     @property
@@ -222,7 +222,8 @@ class TlviewApp(PaneReading, App[int]):
         if self._backlog and self.keys_first():
             self._slice_later()
             return
-        changes, begun, took = [], time.monotonic(), 0.0  # took: the last part's time (one to end past the slice waits)
+        changes: list[Compile] = []
+        begun, took = time.monotonic(), 0.0  # took: the last part's time (one to end past the slice waits)
         filling_in = self.filling()  # while the first read goes on, more is to come: the tree is laid out now and then
         while self._backlog and (not changes or (time.monotonic() + took < begun + SLICE_SECONDS
                                                   and not self.keys_first())):
@@ -356,7 +357,10 @@ class TlviewApp(PaneReading, App[int]):
         self.key_moment.hold_back(seconds)
 
     def steps_back(self) -> bool:
-        return self.key_moment.steps_back()
+        """Whether the other threads step back now: a key comes first, or the UI holds them. Only
+        while the logs are read (`filling`) is there a thread to step back for keys (a pane's own
+        loader, after the key that opened it, waited 150 ms for nothing)."""
+        return self.filling() and (self.keys_first() or self.key_moment.holding())
 
     def get_default_screen(self) -> KeyFrameScreen:
         return KeyFrameScreen(self.key_moment, id="_default")

@@ -72,7 +72,7 @@ class CompareApp(PaneReading, App[int]):
         self._stopped_at_end: tuple | None = None  # (kind, step, node) after "the last ...": wrap next
 
     @property
-    def tree(self) -> CompareTree:
+    def tree(self) -> CompareTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(CompareTree)
 
     @property
@@ -111,10 +111,13 @@ class CompareApp(PaneReading, App[int]):
 
     def _compare(self, flt: Filter, runs: tuple[Index, Index] | None) -> None:
         """(a worker thread) Both runs read once (no fork here: threads run), then matched."""
+        (before_path, after_path) = self.paths
         if runs is None:
-            runs = tuple(open_index(path, latest=self.latest, parallel_ok=False) for path in self.paths)
-        comparison = compare(*runs, *self.paths, keep=flt.matches if flt.active else None)
-        self.post_message(ComparisonReady(comparison, *runs, flt=flt))
+            runs = (open_index(before_path, latest=self.latest, parallel_ok=False),
+                    open_index(after_path, latest=self.latest, parallel_ok=False))
+        before, after = runs
+        comparison = compare(before, after, before_path, after_path, keep=flt.matches if flt.active else None)
+        self.post_message(ComparisonReady(comparison, before, after, flt=flt))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:

@@ -106,7 +106,7 @@ class ExplorerFilter:
         self.search_note = message.note
         app.flt = app.flt.with_payload_matches(message.nodes)
         app.model.filter = app.flt
-        app.tree.apply(app.model.apply({n.compile for n in message.nodes}))
+        app.tree.apply(app.model.apply({n.compile for n in message.nodes if n.compile is not None}))
         self.show_tree_note()
 
     def show_tree_note(self) -> None:

@@ -64,7 +64,9 @@ class KeyHints(Static):
     def _bindings_changed(self, screen) -> None:
         if not self.is_attached or screen is not self.screen:
             return
-        shown, palette, seen = [], None, set()
+        shown: list[tuple[str, str, str, bool]] = []
+        palette: tuple[str, str, str, bool] | None = None
+        seen = set()
         for _node, binding, enabled, _tooltip in screen.active_bindings.values():
             if binding.key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
                 palette = (binding.key, self.app.get_key_display(binding), binding.description, enabled)
@@ -91,7 +93,7 @@ class KeyHints(Static):
     def unsay(self) -> None:
         if self._said_timer is not None:
             self._said_timer.stop()
-        self._said_timer: Timer | None = None
+        self._said_timer = None
         self.saying = None
 
     def watch_saying(self, said: Text | None) -> None:
@@ -121,7 +123,9 @@ class KeyHints(Static):
                 break  # whole hints only (at 80 columns one was cut: "m Maxi", "^p palettez")
             line.append_text(hint)
         if palette is not None:
-            right = self._hint(*palette, key_style, words_style)
+            palette_key, palette_display, palette_description, palette_enabled = palette
+            right = self._hint(palette_key, palette_display, palette_description, palette_enabled,
+                               key_style, words_style)
             room = self.size.width - line.cell_len - right.cell_len - 1
             if room >= 1:  # the palette's key on the right, as the Footer has it
                 line.append(" " * room + "▏")

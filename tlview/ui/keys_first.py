@@ -14,7 +14,6 @@ thread holding the GIL (10 ms for messages that take 0.1 ms alone).
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
 
 from textual import events
 from textual.screen import Screen
@@ -32,12 +31,9 @@ def is_user_input(event) -> bool:
 class KeysFirst:
     """The moment of the last key or click, owned by the app: the driver, where it reads a key,
     and the app, where it handles one, call `user_input`; the slices, the tree's layouts and the
-    indexing thread ask whether a key comes first. `filling`: whether the logs are still being
-    read (the app says): only then is there a thread to step back for keys (a pane's own
-    loader, after the key that opened it, waited 150 ms for nothing)."""
+    indexing thread ask whether a key comes first (the app's `steps_back`)."""
 
-    def __init__(self, filling: Callable[[], bool]) -> None:
-        self.filling = filling
+    def __init__(self) -> None:
         self.key_at = 0.0  # time.monotonic() of the last key or click
         self.held_until = 0.0  # time.monotonic() until which the other threads step back (hold_back)
         self.frame_for_key = False  # a key's change is to be drawn as soon as the screen has it
@@ -60,9 +56,9 @@ class KeysFirst:
         thread, a layout of 2,000 new ranks took 30-80 ms, against 10 ms alone."""
         self.held_until = time.monotonic() + seconds
 
-    def steps_back(self) -> bool:
-        """Whether the other threads step back now: a key comes first, or the UI holds them."""
-        return self.filling() and (self.keys_first() or time.monotonic() < self.held_until)
+    def holding(self) -> bool:
+        """The UI holds the other threads back now (hold_back)."""
+        return time.monotonic() < self.held_until
 
 
 def step_back(app) -> None:

@@ -34,8 +34,9 @@ class PaneKeys:
 
     def search_commands(self, commands, placeholder: str = "Search for commands…"):
         """Textual's command search, in tlview's palette (as search_themes)."""
-        return self.app.push_screen(Palette(providers=[SimpleProvider(self.app.screen, commands)],
-                                            placeholder=placeholder))
+        # an instance, not a class, as Textual's own search_commands passes it (its hint says a class)
+        provider = SimpleProvider(self.app.screen, commands)
+        return self.app.push_screen(Palette(providers=[provider], placeholder=placeholder))  # type: ignore[list-item]
 
     def help(self) -> None:
         self.app.push_screen(HelpScreen(self.key_table()))
