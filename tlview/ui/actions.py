@@ -7,31 +7,38 @@ import os
 import subprocess
 import tempfile
 
+from textual.app import App
+
+from tlview.ui.detail import DetailPane
+
 
 class PayloadActions:
-    """Mixed into the app: the actions on the active pane's text."""
+    """The actions on the active pane's text, for either app (which owns one)."""
 
-    def action_copy_payload(self) -> None:
-        text = self.detail.copy_text()
+    def __init__(self, app: App) -> None:
+        self.app = app
+
+    def copy(self) -> None:
+        text = self.app.query_one(DetailPane).copy_text()
         if not text:
-            self.notify("nothing to copy here", timeout=2)
+            self.app.notify("nothing to copy here", timeout=2)
             return
-        self.copy_to_clipboard(text)
-        self.notify(f"copied {text.count(chr(10)) + 1:,} lines (OSC 52)", timeout=2)
+        self.app.copy_to_clipboard(text)
+        self.app.notify(f"copied {text.count(chr(10)) + 1:,} lines (OSC 52)", timeout=2)
 
-    def action_open_external(self) -> None:
-        text = self.detail.copy_text()
+    def open_external(self) -> None:
+        text = self.app.query_one(DetailPane).copy_text()
         if not text:
-            self.notify("nothing to open here", timeout=2)
+            self.app.notify("nothing to open here", timeout=2)
             return
         command = os.environ.get("PAGER") or os.environ.get("EDITOR") or "less"
         # In the system temp folder: tlview never writes next to the logs it reads.
         with tempfile.NamedTemporaryFile("w", suffix=".py", prefix="tlview-", delete=False) as f:
             f.write(text)
         try:
-            with self.suspend():
+            with self.app.suspend():
                 subprocess.call([*command.split(), f.name])
         except Exception as exc:  # noqa: BLE001 - a missing pager is a message, not a crash
-            self.notify(f"could not run {command}: {exc}", severity="error", markup=False)
+            self.app.notify(f"could not run {command}: {exc}", severity="error", markup=False)
         finally:
             os.unlink(f.name)

@@ -13,7 +13,7 @@ from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
-from textual import on
+from textual import events, on
 from textual.app import App, ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
@@ -34,15 +34,25 @@ from tlview.ui.backlog import Backlog
 from tlview.ui.commands import tlview_commands
 from tlview.ui.detail import DetailPane, pane_title
 from tlview.ui.filter_bar import FilterBar
-from tlview.ui.filtering import Filtering
+from tlview.ui.filtering import ExplorerFilter, FilterKeys
 from tlview.ui.following import Following
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
 from tlview.ui.jumping import Jumps
-from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
-from tlview.ui.keys import BINDINGS
-from tlview.ui.keys_first import KeysFirst
-from tlview.ui.messages import IndexFinished, IndexGrew, WorkDone, while_shown
+from tlview.ui.key_hints import FooterVoice, KeyHints, Said
+from tlview.ui.keys import BINDINGS, key_table
+from tlview.ui.keys_first import KeyFrameScreen, KeysFirst, is_user_input
+from tlview.ui.messages import (
+    FollowState,
+    IndexFinished,
+    IndexGrew,
+    IndexReplaced,
+    JobEnded,
+    JumpToCompile,
+    PayloadMatches,
+    WorkDone,
+    while_shown,
+)
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
 from tlview.ui.pane_keys import PaneKeys
@@ -64,12 +74,18 @@ VIEWS_EVERY = 0.25  # seconds at least between two refreshes of the views while 
 VIEWS_SHARE = 10  # ... and ten times what the last one took
 
 
-class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKeys, PayloadActions, App[int]):
+class TlviewApp(App[int]):
+    """The explorer. What it does on a key or a message is done by the objects it owns (each
+    built with the app): the keys' moment (keys_first), the footer's voice (key_hints), the
+    filter (filtering), following a live job (following), the jumps (jumping), the panes' keys
+    (pane_keys), the payload's actions (actions) and `m`/`o` (pane_reading); its `action_*` and
+    `on_*` pass them on."""
+
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
     BINDINGS = BINDINGS
     ALLOW_IN_MAXIMIZED_VIEW = "KeyHints, StatusLine, SearchBar"  # what it says, the counts, a search
-    # the cursor goes to the newest compile id as they come (following.py watches it)
+    # the cursor goes to the newest compile id as they come (Following turns it off)
     auto_follow: reactive[bool] = reactive(False, init=False)
 
     def __init__(self, path: str, flt: Filter | None = None, latest: bool = False, follow: bool = False,
@@ -77,6 +93,14 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
                  name: str | None = None, private_path: bool = False, nothing_came=None,
                  source_roots=()) -> None:
         super().__init__()
+        self.key_moment = KeysFirst()
+        self.voice = FooterVoice(self)
+        self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
+        self.tree_filter = ExplorerFilter(self)
+        self.following = Following(self)
+        self.jumps = Jumps(self)
+        self.pane_keys = PaneKeys(self, key_table)
+        self.payload_actions = PayloadActions(self)
         readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self.sources = SourceFiles(list(source_roots))  # the user's files, for their lines at each problem
         if "TEXTUAL_ANIMATIONS" not in os.environ:
@@ -92,7 +116,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.live = LiveIndex(path, force_polling=poll, kind=kind, ended=input_ended or (lambda: False),
                               name=name if private_path else None) if follow else None
         self.flt = flt or Filter()
-        self.model = TreeModel(self.live.index if follow else Index(), self.flt, live=follow)
+        self.model = TreeModel(self.live.index if self.live is not None else Index(), self.flt, live=follow)
         self.running = RunningTotals(self.model.index)  # the status line's counts
         self._backlog = Backlog()  # changed compiles not shown yet (refresh_views)
         self._slice_due = False
@@ -106,7 +130,6 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
         self.caught_up = not follow
         self.new_unseen = 0
-        self.search_note = ""
         self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
@@ -114,8 +137,12 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         return self.model.index
 
     @property
-    def tree(self) -> FrameTree:
+    def tree(self) -> FrameTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(FrameTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one(DetailPane)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -134,7 +161,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         self.tree.show_model(self.model)
         self.tree.focus()
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
-        self._collections = FullCollections(lambda: max(self.key_at, self._views_at), busy=self.filling)
+        self._collections = FullCollections(lambda: max(self.key_moment.key_at, self._views_at), busy=self.filling)
         self.set_interval(IDLE / 2, self._collections.tick)
         self.watch(self.screen, "maximized", self.pane_reading.maximized_changed, init=False)
         if self.live is not None:
@@ -162,12 +189,12 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     # ---- what the workers report ---------------------------------------------------------------
 
     def on_index_grew(self, message: IndexGrew) -> None:
-        self._set_facts(done=message.done, total=message.total)
+        self.set_facts(done=message.done, total=message.total)
         self.refresh_views()
 
     def on_index_finished(self, message: IndexFinished) -> None:
-        self._set_facts(finished=True)
-        self.fold_ranks(message.ranks, message.folded)
+        self.set_facts(finished=True)
+        self.tree_filter.fold_ranks(message.ranks, message.folded)
         if problem := missing_rank(self.flt.rank, self.index.ranks()):
             self.notify(problem, severity="error", timeout=8)
         self.refresh_views()
@@ -178,7 +205,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         if event.state is WorkerState.ERROR:
             worker = event.worker
             text = f"{worker.name} failed: {type(worker.error).__name__}: {worker.error}"
-            self._set_facts(**{"failure" if worker.group == "index" else "pane_failure": text})
+            self.set_facts(**{"failure" if worker.group == "index" else "pane_failure": text})
             self.notify(one_line(text, 300), title="error", severity="error", timeout=15, markup=False)
 
     def on_work_done(self, message: WorkDone) -> None:
@@ -187,10 +214,10 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         said = f"the {where} pane could not load" if where else "a view could not be drawn"
         if message.error is not None:
             text = f"{said}: {type(message.error).__name__}: {message.error}"
-            self._set_facts(pane_failure=text)
+            self.set_facts(pane_failure=text)
             self.notify(one_line(text, 300), title="error", severity="error", timeout=15, markup=False)
         elif self.facts.pane_failure.startswith(said):
-            self._set_facts(pane_failure="")  # it loaded since
+            self.set_facts(pane_failure="")  # it loaded since
 
     # ---- showing what changed ------------------------------------------------------------------
 
@@ -205,13 +232,15 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         else:
             self._backlog.add(fresh)
         if self._backlog and self.facts.shown_all:  # (the views may come a callback later)
-            self._set_facts(shown_all=False)
+            self.set_facts(shown_all=False)
         if self._backlog and self.keys_first():
             self._slice_later()
             return
-        changes, begun, took = [], time.monotonic(), 0.0  # took: the last part's time (one to end past the slice waits)
+        changes: list[Compile] = []
+        begun, took = time.monotonic(), 0.0  # took: the last part's time (one to end past the slice waits)
         filling_in = self.filling()  # while the first read goes on, more is to come: the tree is laid out now and then
-        while self._backlog and (not changes or (time.monotonic() + took < begun + SLICE_SECONDS and not self.keys_first())):
+        while self._backlog and (not changes or (time.monotonic() + took < begun + SLICE_SECONDS
+                                                  and not self.keys_first())):
             part, started = self._backlog.take(SLICE_COMPILES), time.monotonic()  # (one at least; a key read ends it)
             self.running.add(part)
             self.tree.apply(self.model.apply(part), more_to_come=bool(self._backlog) or filling_in)
@@ -222,7 +251,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         if self._backlog or self.keys_first():
             self._slice_later()  # the rest, or the views once the key read now is shown
         if self.live is not None:
-            self.tell_news(changes)
+            self.following.tell_news(changes)
         if self.keys_first() or self._backlog and time.monotonic() - self._views_at < self._views_every:
             return  # while a backlog is shown, the views follow now and then (they are O(files))
         if not changes or time.monotonic() - begun < SLICE_SECONDS / 5:
@@ -244,9 +273,9 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
                 entry.compile in self._applied or self.detail.active == "run"):
             self.detail.refresh_entry()  # what it shows grew
         self._applied.clear()
-        self._show_tree_note()
+        self.tree_filter.show_tree_note()
         self._settler.after_views(self.index, len(self.model.by_key), whole=not (self._backlog or self.filling()))
-        self._set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
+        self.set_facts(files=len(self.index.sources), totals=self.running.snapshot(),
                         ranks=self.index.numbered_ranks(),
                         filter=self.flt.describe(), shown_all=not self._backlog)
         # at most a tenth of the main thread's time: 20,000 rank files took 15-30 ms each time
@@ -273,7 +302,7 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
         except NoMatches:  # the app is ending: its screen went before this timer fired
             pass
 
-    def _set_facts(self, **changes) -> None:
+    def set_facts(self, **changes) -> None:
         if self.live is not None and self.facts.live != "ended":
             changes.setdefault("live", "live" if self.auto_follow else "paused")
         self.facts = replace(self.facts, **changes)
@@ -313,3 +342,148 @@ class TlviewApp(KeysFirst, SaysOnTheFooter, Following, Filtering, Jumps, PaneKey
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
         yield from tlview_commands(self)
+
+    # ---- keys first (keys_first.KeysFirst) --------------------------------------------------------
+
+    @property
+    def key_at(self) -> float:
+        return self.key_moment.key_at
+
+    @key_at.setter
+    def key_at(self, at: float) -> None:
+        self.key_moment.key_at = at
+
+    @property
+    def held_until(self) -> float:
+        return self.key_moment.held_until
+
+    def user_input(self) -> None:
+        """A key or click was read (the driver's input thread calls it where it reads one)."""
+        self.key_moment.user_input()
+
+    def keys_first(self) -> bool:
+        return self.key_moment.keys_first()
+
+    def reading(self) -> bool:
+        return self.key_moment.reading()
+
+    def hold_back(self, seconds: float) -> None:
+        self.key_moment.hold_back(seconds)
+
+    def steps_back(self) -> bool:
+        """Whether the other threads step back now: a key comes first, or the UI holds them. Only
+        while the logs are read (`filling`) is there a thread to step back for keys (a pane's own
+        loader, after the key that opened it, waited 150 ms for nothing)."""
+        return self.filling() and (self.keys_first() or self.key_moment.holding())
+
+    def get_default_screen(self) -> KeyFrameScreen:
+        return KeyFrameScreen(self.key_moment, id="_default")
+
+    async def on_event(self, event: events.Event) -> None:
+        if is_user_input(event):  # (also where no driver of ours reads them: tests, other drivers)
+            self.user_input()
+            self.following.user_event(event)
+        await super().on_event(event)
+        if isinstance(event, events.Key):
+            self.key_moment.frame_for_key = True
+
+    # ---- what the app says (key_hints.FooterVoice) ------------------------------------------------
+
+    @property
+    def said(self):
+        return self.voice.said
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        self.voice.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def clear_notifications(self) -> None:
+        self.voice.clear()
+
+    def on_said(self, event: Said) -> None:
+        self.voice.say(event)
+
+    # ---- the filter (filtering) -----------------------------------------------------------------
+
+    @property
+    def filter_bar(self) -> FilterBar:
+        return self.filter_keys.bar
+
+    def action_filter(self) -> None:
+        self.filter_keys.open()
+
+    def set_filter(self, expression: str) -> None:
+        self.filter_keys.set_filter(expression)
+
+    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
+        self.apply_filter(message.flt)
+
+    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
+        self.filter_keys.invalid(message)
+
+    def action_clear_filter(self) -> None:
+        self.filter_keys.clear()
+
+    def apply_filter(self, flt: Filter) -> None:
+        self.tree_filter.apply(flt)
+
+    def action_cycle_rank(self, step: int) -> None:
+        self.tree_filter.cycle_rank(step)
+
+    @while_shown
+    def on_payload_matches(self, message: PayloadMatches) -> None:
+        self.tree_filter.payload_matches(message)
+
+    # ---- following a live job (following.Following) -----------------------------------------------
+
+    @while_shown
+    def on_index_replaced(self, message: IndexReplaced) -> None:
+        self.following.index_replaced(message)
+
+    @while_shown
+    def on_follow_state(self, message: FollowState) -> None:
+        self.following.follow_state(message)
+
+    def on_job_ended(self, message: JobEnded) -> None:
+        self.following.job_ended(message)
+
+    def watch_auto_follow(self) -> None:
+        self.set_facts()  # live / paused
+
+    def action_toggle_follow(self) -> None:
+        self.following.toggle()
+
+    # ---- jumps (jumping.Jumps) -----------------------------------------------------------------
+
+    def action_jump(self, kind: str, step: int) -> None:
+        self.jumps.jump(kind, step)
+
+    def open_entry(self, entry: TreeEntry) -> None:
+        """Enter in the tree (FrameTree.open_node)."""
+        self.jumps.open_entry(entry)
+
+    def on_jump_to_compile(self, message: JumpToCompile) -> None:
+        self.jumps.jump_to_node(message.node)
+
+    # ---- the panes' keys (pane_keys.PaneKeys, actions.PayloadActions) ------------------------------
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.pane_keys.show_tab(tab_id)
+
+    def action_command_palette(self) -> None:
+        self.pane_keys.command_palette()
+
+    def search_themes(self) -> None:
+        self.pane_keys.search_themes()
+
+    def search_commands(self, commands, placeholder: str = "Search for commands…"):
+        return self.pane_keys.search_commands(commands, placeholder)
+
+    def action_help(self) -> None:
+        self.pane_keys.help()
+
+    def action_copy_payload(self) -> None:
+        self.payload_actions.copy()
+
+    def action_open_external(self) -> None:
+        self.payload_actions.open_external()

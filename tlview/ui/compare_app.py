@@ -1,6 +1,6 @@
 """`tlview --compare BEFORE AFTER`: the explorer on two runs. Its tree holds the problems gone,
 new and the same, each opening its compile in its own run in the explorer's panes; the keys, the
-help, the footer, the filter and the search are the explorer's (the same mixins and bindings),
+help, the footer, the filter and the search are the explorer's (the same objects and key table),
 and its first lines tell the totals before → after."""
 
 from __future__ import annotations
@@ -27,10 +27,10 @@ from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import CompareTree, Seen, problem_text, seen_text
 from tlview.ui.detail import DetailPane
 from tlview.ui.filter_bar import FilterBar
-from tlview.ui.filtering import Filtering
+from tlview.ui.filtering import FilterKeys
 from tlview.ui.jumping import KEYS, NAMES
-from tlview.ui.key_hints import KeyHints, SaysOnTheFooter
-from tlview.ui.keys import COMPARE_BINDINGS
+from tlview.ui.key_hints import FooterVoice, KeyHints, Said
+from tlview.ui.keys import COMPARE_BINDINGS, compare_key_table
 from tlview.ui.messages import ComparisonReady, while_shown
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
@@ -42,7 +42,10 @@ from tlview.views.filters import Filter, missing_rank
 from tlview.views.tree import JUMPS, TreeModel
 
 
-class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int]):
+class CompareApp(App[int]):
+    """The compare view: the explorer's footer voice, filter keys, pane keys, payload actions and
+    `m`/`o` (objects it owns, as the explorer does), on a tree of problems."""
+
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     CSS = """
     #left { width: 40%; }
@@ -54,6 +57,10 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int])
 
     def __init__(self, before: str, after: str, latest: bool = False, flt: Filter | None = None) -> None:
         super().__init__()
+        self.voice = FooterVoice(self)
+        self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
+        self.pane_keys = PaneKeys(self, compare_key_table)
+        self.payload_actions = PayloadActions(self)
         readable_no_color(self._filters)  # NO_COLOR: grays that read (as the explorer's)
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             self.animation_level = "none"  # as the explorer: a pane's content shows at once
@@ -62,14 +69,17 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int])
         self.flt = flt or Filter()  # --rank/--filter, then `/`: which compile ids of both runs count
         self.comparison: Comparison | None = None
         self.runs: tuple[Index, Index] | None = None  # both runs, once read
-        self.search_note = ""
         self._entries: dict = {}  # a compile node -> (its run's index, its tree entry)
         self._stopped_at_end: tuple | None = None  # (kind, step, node) after "the last ...": wrap next
         self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
-    def tree(self) -> CompareTree:
+    def tree(self) -> CompareTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(CompareTree)
+
+    @property
+    def detail(self) -> DetailPane:
+        return self.query_one(DetailPane)
 
     @property
     def index(self) -> Index:
@@ -114,10 +124,13 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int])
 
     def _compare(self, flt: Filter, runs: tuple[Index, Index] | None) -> None:
         """(a worker thread) Both runs read once (no fork here: threads run), then matched."""
+        (before_path, after_path) = self.paths
         if runs is None:
-            runs = tuple(open_index(path, latest=self.latest, parallel_ok=False) for path in self.paths)
-        comparison = compare(*runs, *self.paths, keep=flt.matches if flt.active else None)
-        self.post_message(ComparisonReady(comparison, *runs, flt=flt))
+            runs = (open_index(before_path, latest=self.latest, parallel_ok=False),
+                    open_index(after_path, latest=self.latest, parallel_ok=False))
+        before, after = runs
+        comparison = compare(before, after, before_path, after_path, keep=flt.matches if flt.active else None)
+        self.post_message(ComparisonReady(comparison, before, after, flt=flt))
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:
@@ -172,7 +185,7 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int])
     # ---- keys the explorer has, on two runs ------------------------------------------------------
 
     def apply_filter(self, flt: Filter) -> None:
-        """`/` (Filtering): the comparison again, of the compile ids the filter keeps in both runs."""
+        """`/` (FilterKeys): the comparison again, of the compile ids the filter keeps in both runs."""
         self.flt = flt
         self._start_compare()
 
@@ -210,3 +223,63 @@ class CompareApp(SaysOnTheFooter, Filtering, PaneKeys, PayloadActions, App[int])
     def get_system_commands(self, screen):
         yield from super().get_system_commands(screen)
         yield from tlview_commands(self)
+
+    # ---- what the app says (key_hints.FooterVoice) ------------------------------------------------
+
+    @property
+    def said(self):
+        return self.voice.said
+
+    def notify(self, message: str, *, title: str = "", severity: str = "information",
+               timeout: float | None = None, markup: bool = True) -> None:
+        self.voice.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
+
+    def clear_notifications(self) -> None:
+        self.voice.clear()
+
+    def on_said(self, event: Said) -> None:
+        self.voice.say(event)
+
+    # ---- the filter (filtering.FilterKeys) ------------------------------------------------------
+
+    @property
+    def filter_bar(self) -> FilterBar:
+        return self.filter_keys.bar
+
+    def action_filter(self) -> None:
+        self.filter_keys.open()
+
+    def set_filter(self, expression: str) -> None:
+        self.filter_keys.set_filter(expression)
+
+    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
+        self.apply_filter(message.flt)
+
+    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
+        self.filter_keys.invalid(message)
+
+    def action_clear_filter(self) -> None:
+        self.filter_keys.clear()
+
+    # ---- the panes' keys (pane_keys.PaneKeys, actions.PayloadActions) ------------------------------
+
+    def action_show_tab(self, tab_id: str) -> None:
+        self.pane_keys.show_tab(tab_id)
+
+    def action_command_palette(self) -> None:
+        self.pane_keys.command_palette()
+
+    def search_themes(self) -> None:
+        self.pane_keys.search_themes()
+
+    def search_commands(self, commands, placeholder: str = "Search for commands…"):
+        return self.pane_keys.search_commands(commands, placeholder)
+
+    def action_help(self) -> None:
+        self.pane_keys.help()
+
+    def action_copy_payload(self) -> None:
+        self.payload_actions.copy()
+
+    def action_open_external(self) -> None:
+        self.payload_actions.open_external()

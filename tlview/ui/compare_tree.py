@@ -6,14 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich.text import Text
-from textual.widgets import Tree
 from textual.widgets.tree import TreeNode
 
 from tlview.diagnose.compare import Comparison, Occurrence, Problem
 from tlview.report.rich_text import short_path
 from tlview.textsafe import one_line, visible_name
 from tlview.ui.keys import COMPARE_TREE_BINDINGS
-from tlview.ui.tree_keys import TreeKeys
+from tlview.ui.tree_keys import KeyedTree
 
 GROUPS = (("gone", "Gone", "green"), ("new", "New", "red"), ("same", "Same", "yellow"))
 
@@ -26,7 +25,7 @@ class Seen:
     occurrence: Occurrence
 
 
-class CompareTree(TreeKeys, Tree):
+class CompareTree(KeyedTree):
     BINDINGS = COMPARE_TREE_BINDINGS
 
     def __init__(self, **kwargs) -> None:

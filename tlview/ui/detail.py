@@ -12,20 +12,7 @@ from textual.widgets import TabbedContent, TabPane, Tabs
 from tlview.report.rich_text import missing_sources_line
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, warm_up
-from tlview.ui.summary_pane import SummaryPane
-
-TABS = [  # id, title, what it shows, pane class (or its module's: imported when it is mounted)
-    ("summary", "Summary", "status, where, why and what to do, times, counts", SummaryPane),
-    ("graphs", "Graphs", "Dynamo, AOT and Inductor graphs and the output code", "graphs_pane.GraphsPane"),
-    ("guards", "Guards", "the guard tree and the guards added while tracing", "guards_pane.GuardsPane"),
-    ("recompiles", "Recompiles", "each failed guard; Enter goes to the compile it failed in",
-     "recompiles_pane.RecompilesPane"),
-    ("breaks", "Graph breaks", "reason, explanation, hints and user stack", "breaks_pane.BreaksPane"),
-    ("dynamic", "Dynamic shapes", "symbols, specializations, guards added", "dynamic_pane.DynamicPane"),
-    ("log", "Log", "the TORCH_LOGS text of the compile id", "log_pane.LogPane"),
-    ("diff", "Diff", "a recompile against the compile whose guard failed", "diff_pane.DiffPane"),
-    ("run", "Run", "costs, timeline, where ranks diverge", "run_pane.RunPane"),
-]
+from tlview.ui.tabs import TABS
 
 
 def pane_class(pane) -> type[Pane]:

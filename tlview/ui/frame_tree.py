@@ -24,7 +24,7 @@ from textual.widgets.tree import TreeNode
 from tlview.report.rich_text import elided, entry_text
 from tlview.ui.keys import TREE_BINDINGS
 from tlview.ui.text_size import SizesSeen
-from tlview.ui.tree_keys import TreeKeys
+from tlview.ui.tree_keys import KeyedTree
 from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
@@ -38,7 +38,7 @@ LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person
 DRAWN_LINES = 256  # drawn lines kept (FrameTree._render_line)
 
 
-class FrameTree(TreeKeys, Tree[TreeEntry]):
+class FrameTree(KeyedTree[TreeEntry]):
     """Groups (ranks, processes) > frames > compile ids > attempts."""
 
     BINDINGS = TREE_BINDINGS
@@ -432,7 +432,7 @@ class FrameTree(TreeKeys, Tree[TreeEntry]):
         self.move_cursor(node)
         return True
 
-    # ---- keys (tree_keys.TreeKeys) ------------------------------------------------------------
+    # ---- keys (tree_keys.KeyedTree) -----------------------------------------------------------
 
     def open_node(self, node: TreeNode[TreeEntry]) -> bool:
         if node.data is None or node.data.node is None:

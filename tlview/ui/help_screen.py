@@ -1,18 +1,25 @@
-"""`?`: every key, generated from the bindings of the app and its widgets (each says what it does
-in its tooltip), and what the status symbols mean."""
+"""`?`: every key, from the key table of the app and its widgets (keys.key_table: each binding
+says what it does in its tooltip), and what the status symbols mean."""
 
 from __future__ import annotations
 
 from rich.console import Group
 from rich.table import Table
 from rich.text import Text
-from textual.binding import Binding
 from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
 from tlview.domain.status import Status
-from tlview.ui.keys import help_rows
+from tlview.ui.keys import HELP_SCREEN_BINDINGS
+
+
+def sections(table: list[tuple[str, str, str]]) -> list[tuple[str, list[tuple[str, str]]]]:
+    """(section, [(keys, what)]): the rows of a key table (keys.key_table) under their sections."""
+    grouped: dict[str, list[tuple[str, str]]] = {}
+    for section, keys, what in table:
+        grouped.setdefault(section, []).append((keys, what))
+    return list(grouped.items())
 
 
 def legend() -> Text:
@@ -25,7 +32,7 @@ def legend() -> Text:
 class HelpScreen(ModalScreen[None]):
     """Sections side by side when the terminal is wide enough: at 40 rows nothing scrolls."""
 
-    BINDINGS = [Binding("escape,q,question_mark", "dismiss", "Close")]
+    BINDINGS = HELP_SCREEN_BINDINGS
     DEFAULT_CSS = """
     HelpScreen { align: center middle; }
     HelpScreen > VerticalScroll { width: 96; max-width: 96%; height: auto; max-height: 96%;
@@ -34,9 +41,9 @@ class HelpScreen(ModalScreen[None]):
     """
     TWO_COLUMNS = 130  # terminal columns from which the sections go in two columns
 
-    def __init__(self, bindings: list[Binding]) -> None:
+    def __init__(self, table: list[tuple[str, str, str]]) -> None:
         super().__init__()
-        self.rows = help_rows(bindings)
+        self.rows = sections(table)
 
     def _section_table(self, sections) -> Table:
         table = Table.grid(padding=(0, 2))
@@ -63,5 +70,5 @@ class HelpScreen(ModalScreen[None]):
         with VerticalScroll(classes="-two-columns" if two_columns else ""):
             yield Static(Group(body, Text(""), legend()))
 
-    def action_dismiss(self) -> None:
-        self.dismiss()
+    async def action_dismiss(self, result: None = None) -> None:
+        self.dismiss(result)

@@ -1,69 +1,77 @@
 """Moving in the tree by meaning: b/r/x to the next graph break, recompile or error (each says
 where it landed, and stops once at the last before wrapping), Enter on a recompile to the compile
-whose guard failed, and the panes' own jumps. Mixed into the app."""
+whose guard failed, and the panes' own jumps. The explorer owns one."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from tlview.domain.compile_node import CompileNode
 from tlview.textsafe import one_line
-from tlview.ui.messages import JumpToCompile
 from tlview.views.tree import JUMPS, TreeEntry
+
+if TYPE_CHECKING:
+    from tlview.ui.app import TlviewApp
 
 NAMES = {"break": "graph break", "recompile": "recompile", "error": "error"}
 KEYS = {"break": "b", "recompile": "r", "error": "x"}
 
 
 class Jumps:
-    _stopped_at_end: tuple | None = None  # (kind, step, entry key) after "the last ... ": wrap next
+    def __init__(self, app: TlviewApp) -> None:
+        self.app = app
+        self._stopped_at_end: tuple | None = None  # (kind, step, entry key) after "the last ... ": wrap next
 
-    def action_jump(self, kind: str, step: int) -> None:
-        here = self.tree.entry
+    def jump(self, kind: str, step: int) -> None:
+        app = self.app
+        here = app.tree.entry
         predicate = JUMPS[kind]
-        stops = self.model.matching(predicate)
+        stops = app.model.matching(predicate)
         name = NAMES[kind]
         if not stops:
-            self.notify(f"no {name}s" + (" under this filter" if self.flt.active else ""), timeout=2)
+            app.notify(f"no {name}s" + (" under this filter" if app.flt.active else ""), timeout=2)
             return
         if len(stops) == 1 and here is stops[0]:
-            self.notify(f"{here.title} is the only {name}", timeout=2)
+            app.notify(f"{here.title} is the only {name}", timeout=2)
             return
         wrap = self._stopped_at_end == (kind, step, here.key if here else None)
-        target = self.model.next_matching(here, predicate, step, wrap=wrap)
+        target = app.model.next_matching(here, predicate, step, wrap=wrap)
         if target is None:  # past the last one: say so once, wrap on the next press
             self._stopped_at_end = (kind, step, here.key if here else None)
             edge, again = ("last", "first") if step > 0 else ("first", "last")
             key = KEYS[kind] if step > 0 else KEYS[kind].upper()
-            self.notify(f"that was the {edge} {name}: {key} again goes to the {again}", timeout=3)
+            app.notify(f"that was the {edge} {name}: {key} again goes to the {again}", timeout=3)
             return
         self._stopped_at_end = None
         self._go_to(target)
-        self.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {target.title}", timeout=1.5)
+        app.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {target.title}", timeout=1.5)
 
     def _go_to(self, target: TreeEntry) -> None:
-        self.tree.select_key(target.key)
-        self.screen.set_focus(self.tree)
+        self.app.tree.select_key(target.key)
+        self.app.screen.set_focus(self.app.tree)
 
     def open_entry(self, entry: TreeEntry) -> None:
         """Enter in the tree: a recompile goes to the compile whose guard failed; any other
         compile id puts the focus in its pane."""
-        recompile = entry.compile.verdict.recompile if entry.kind == "compile" else None
+        app = self.app
+        recompile = entry.compile.verdict.recompile if entry.kind == "compile" and entry.compile else None
         target = recompile.against if recompile is not None else None
-        if target is not None:
-            self._jump_to_node(target)
-            self.notify(f"{entry.title} recompiled because a guard of [{target.id}] failed: "
-                        f"{one_line(recompile.evidence.guard, 120)}", timeout=4, markup=False)
+        if recompile is not None and target is not None:
+            self.jump_to_node(target)
+            app.notify(f"{entry.title} recompiled because a guard of [{target.id}] failed: "
+                   f"{one_line(recompile.evidence.guard, 120)}", timeout=4, markup=False)
             return
         if recompile is not None and not recompile.logged:
-            self.notify(f"{entry.title} recompiled, but its reason was not logged", timeout=3)
+            app.notify(f"{entry.title} recompiled, but its reason was not logged", timeout=3)
         elif recompile is not None:
-            self.notify(f"{entry.title} recompiled, but the compile whose guard failed is not in "
-                        "these logs", timeout=3)
-        self.detail.focus_pane()
+            app.notify(f"{entry.title} recompiled, but the compile whose guard failed is not in "
+                   "these logs", timeout=3)
+        app.detail.focus_pane()
 
-    def on_jump_to_compile(self, message: JumpToCompile) -> None:
-        self._jump_to_node(message.node)
-
-    def _jump_to_node(self, node) -> None:
-        if not self.tree.select_key(("cid", node.group, node.cid)):
-            self.notify(f"[{node.id}] is hidden by the filter", severity="warning", markup=False)
+    def jump_to_node(self, node: CompileNode) -> None:
+        """To `node`'s compile id in the tree (a pane's link: JumpToCompile)."""
+        app = self.app
+        if not app.tree.select_key(("cid", node.group, node.cid)):
+            app.notify(f"[{node.id}] is hidden by the filter", severity="warning", markup=False)
             return
-        self.screen.set_focus(self.tree)
+        app.screen.set_focus(app.tree)

@@ -13,11 +13,14 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
+from typing import ClassVar
 
 from rich.style import Style
 from rich.text import Text
+from textual.app import App
 from textual.message import Message
 from textual.reactive import reactive
+from textual.timer import Timer
 from textual.widgets import Static
 
 SAID_KEPT = 100  # what the app said, kept for tests and for a look back
@@ -36,7 +39,7 @@ class KeyHints(Static):
     KeyHints > .key-hints--key { color: $footer-key-foreground; text-style: bold; }
     KeyHints > .key-hints--description { color: $footer-description-foreground; }
     """
-    COMPONENT_CLASSES = {"key-hints--key", "key-hints--description"}
+    COMPONENT_CLASSES: ClassVar[set[str]] = {"key-hints--key", "key-hints--description"}
     ALLOW_SELECT = False
 
     hints: reactive[tuple | None] = reactive(None, init=False, repaint=False)  # (the keys, the palette's)
@@ -46,7 +49,7 @@ class KeyHints(Static):
         super().__init__(**kwargs)
         self.shown: list[tuple[str, str, str]] = []  # (key, as shown, description), left to right
         self._drawn: tuple | None = None
-        self._said_timer = None
+        self._said_timer: Timer | None = None
 
     def on_mount(self) -> None:
         self.screen.bindings_updated_signal.subscribe(self, self._bindings_changed)
@@ -61,7 +64,9 @@ class KeyHints(Static):
     def _bindings_changed(self, screen) -> None:
         if not self.is_attached or screen is not self.screen:
             return
-        shown, palette, seen = [], None, set()
+        shown: list[tuple[str, str, str, bool]] = []
+        palette: tuple[str, str, str, bool] | None = None
+        seen = set()
         for _node, binding, enabled, _tooltip in screen.active_bindings.values():
             if binding.key == self.app.COMMAND_PALETTE_BINDING and self.app.ENABLE_COMMAND_PALETTE:
                 palette = (binding.key, self.app.get_key_display(binding), binding.description, enabled)
@@ -71,7 +76,8 @@ class KeyHints(Static):
         self.shown = [(key, display, description) for key, display, description, _ in shown]
         self.hints = (tuple(shown), palette)  # (drawn by the watcher when they changed)
 
-    SEVERITY_STYLE = {"information": "bold", "warning": "bold #ffd75f", "error": "bold #ff5f5f"}
+    SEVERITY_STYLE: ClassVar[dict[str, str]] = {"information": "bold", "warning": "bold #ffd75f",
+                                                 "error": "bold #ff5f5f"}
 
     def say(self, title: str, message: Text, severity: str, seconds: float) -> None:
         said = Text(" ")
@@ -117,7 +123,9 @@ class KeyHints(Static):
                 break  # whole hints only (at 80 columns one was cut: "m Maxi", "^p palettez")
             line.append_text(hint)
         if palette is not None:
-            right = self._hint(*palette, key_style, words_style)
+            palette_key, palette_display, palette_description, palette_enabled = palette
+            right = self._hint(palette_key, palette_display, palette_description, palette_enabled,
+                               key_style, words_style)
             room = self.size.width - line.cell_len - right.cell_len - 1
             if room >= 1:  # the palette's key on the right, as the Footer has it
                 line.append(" " * room + "▏")
@@ -135,7 +143,6 @@ class KeyHints(Static):
         return hint
 
 
-
 @dataclass
 class Said(Message):
     """What the app says (App.notify): said on the footer's line, on the app's thread."""
@@ -147,29 +154,30 @@ class Said(Message):
     markup: bool
 
 
-class SaysOnTheFooter:
-    """Mixed into the app: what it says (`notify`, thread-safe as Textual's) is said on the
-    footer's line for a moment, where it covers nothing, and kept in `said` (the newest last).
-    Textual's toasts covered the panes' text ("restarted because", "match 2 of 7")."""
+class FooterVoice:
+    """What an app says (its `notify`, thread-safe as Textual's) is said on the footer's line for
+    a moment, where it covers nothing, and kept in `said` (the newest last). Textual's toasts
+    covered the panes' text ("restarted because", "match 2 of 7"). The app owns one and routes
+    `notify`, `clear_notifications` and the Said message to it."""
 
-    @property
-    def said(self) -> deque:
-        return self.__dict__.setdefault("_said_log", deque(maxlen=SAID_KEPT))
+    def __init__(self, app: App) -> None:
+        self.app = app
+        self.said: deque[Said] = deque(maxlen=SAID_KEPT)
 
     def notify(self, message: str, *, title: str = "", severity: str = "information",
                timeout: float | None = None, markup: bool = True) -> None:
-        seconds = self.NOTIFICATION_TIMEOUT if timeout is None else timeout
-        self.post_message(Said(title, message, severity, seconds, markup))
+        seconds = self.app.NOTIFICATION_TIMEOUT if timeout is None else timeout
+        self.app.post_message(Said(title, message, severity, seconds, markup))
 
-    def clear_notifications(self) -> None:
-        for hints in self.query(KeyHints):
+    def clear(self) -> None:
+        for hints in self.app.query(KeyHints):
             hints.unsay()
 
-    def on_said(self, event: Said) -> None:
+    def say(self, event: Said) -> None:
         self.said.append(event)
         try:
             message = Text.from_markup(event.message) if event.markup else Text(event.message)
         except Exception:  # noqa: BLE001 - not valid markup: as written
             message = Text(event.message)
-        for hints in self.query(KeyHints):
+        for hints in self.app.query(KeyHints):
             hints.say(event.title, message, event.severity, event.seconds)

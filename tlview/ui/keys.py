@@ -1,14 +1,25 @@
-"""The app's keys, each with what it does (its tooltip) and its section in the help: the footer,
-the help screen and the palette read them from here."""
+"""Every key of the apps and their widgets, each with what it does (its tooltip) and its section
+in the help: the widgets take their BINDINGS from here, and the footer, the help screen (`?`,
+from `key_table`) and the palette read them. Nothing here imports a widget (they import this)."""
 
 from __future__ import annotations
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
-from tlview.ui.binding_help import HELP_SECTIONS, key
-from tlview.ui.detail import TABS
+from tlview.ui.tabs import TABS
 
-BINDINGS = [
+# Sections of the help screen, by binding id (not Binding.group: the footer would merge the keys).
+HELP_SECTIONS: dict[str, str] = {}
+
+
+def key(keys: str, action: str, description: str, section: str, tooltip: str, id: str, **kwargs) -> Binding:
+    HELP_SECTIONS[id] = section
+    return Binding(keys, action, description, tooltip=tooltip, id=id, **kwargs)
+
+
+# ---- the explorer (TlviewApp) -----------------------------------------------------------------
+
+BINDINGS: list[BindingType] = [
     key("q", "quit", "Quit", "App", "quit", "quit"),
     # Textual 8 binds Ctrl+C to copy, then to a "press q to quit" note: a viewer quits on it (text
     # selected with the mouse is still copied: the screen's binding comes first). No tooltip: the
@@ -54,15 +65,13 @@ BINDINGS = [
       for i, (tab_id, title, what, _) in enumerate(TABS, 1)],
 ]
 
-# The compare view's: the explorer's, but those of one run (follow it live, cycle its ranks; a
-# `rank:N` filter still keeps one rank of both runs), and its filter's words (both runs, no payloads).
-COMPARE_BINDINGS = [
-    key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
-        "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
-        key_display="/") if b.id == "filter" else b
-    for b in BINDINGS if b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+# A user who presses these is reading: the cursor stops following the newest compile id.
+USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
+              "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
 
-TREE_BINDINGS = [
+# ---- the trees (FrameTree, CompareTree) --------------------------------------------------------
+
+TREE_BINDINGS: list[BindingType] = [
     key("j", "cursor_down", "Down", "Tree", "move down / up", "tree-down", show=False),
     key("k", "cursor_up", "Up", "Tree", "move down / up", "tree-up", show=False),
     key("h,left", "collapse_or_parent", "Collapse", "Tree", "collapse / expand", "tree-collapse", show=False),
@@ -73,15 +82,63 @@ TREE_BINDINGS = [
         "else into the pane", "tree-open", show=False),
 ]
 
+# ---- the panes' views (PayloadView, RenderedView) -------------------------------------------------
+
+# The reading keys of every pane, payloads and panes drawn as one text (Summary, Graph breaks,
+# Run) alike, so that every pane reads the same way.
+SCROLL_BINDINGS: list[BindingType] = [
+    key("j", "scroll_down", "Down", "Reading", "scroll down / up", "view-down", show=False),
+    key("k", "scroll_up", "Up", "Reading", "scroll down / up", "view-up", show=False),
+    key("g", "scroll_home", "Top", "Reading", "top / bottom of the payload", "view-top", show=False),
+    key("G", "scroll_end", "Bottom", "Reading", "top / bottom of the payload", "view-bottom", show=False),
+    key("space", "page_down", "Page down", "Reading", "page down", "view-page", show=False),
+]
+
+# `/`, `n`, `N` in a view of lines, as `less` does (search.LineSearch)
+SEARCH_BINDINGS: list[BindingType] = [
+    key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
+        "view-search", key_display="/"),
+    key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
+    key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
+        show=False),
+    key("escape", "end_search", "End search", "Reading", "end the search (else: clear the filter)",
+        "view-end-search", show=False),
+]
+
+# The search bar: Esc ends the search (Enter submits it, as every Input does).
+SEARCH_BAR_BINDINGS: list[BindingType] = [Binding("escape", "end", "End search", show=False)]
+
+PAYLOAD_VIEW_BINDINGS: list[BindingType] = [
+    *SCROLL_BINDINGS,
+    *SEARCH_BINDINGS,
+    key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
+]
+
+RENDERED_VIEW_BINDINGS: list[BindingType] = [
+    *SCROLL_BINDINGS,
+    *SEARCH_BINDINGS,
+    key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the current match's, "
+        "else the first on screen): the Run pane's stack trie", "view-open", show=False),
+]
+
+# ---- the compare view (CompareApp, CompareTree) -----------------------------------------------
+
+# The explorer's, but those of one run (follow it live, cycle its ranks; a `rank:N` filter still
+# keeps one rank of both runs), and its filter's words (both runs, no payloads).
+COMPARE_BINDINGS: list[BindingType] = [
+    key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
+        "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
+        key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
+    for b in BINDINGS if not isinstance(b, Binding) or b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+
 # The compare view's tree: Enter on a problem or a compile id goes into the pane.
-COMPARE_TREE_BINDINGS = [
+COMPARE_TREE_BINDINGS: list[BindingType] = [
     key("enter", "open", "Open", "Tree", "into the pane", "compare-tree-open", show=False)
-    if b.id == "tree-open" else b for b in TREE_BINDINGS]
+    if isinstance(b, Binding) and b.id == "tree-open" else b for b in TREE_BINDINGS]
 
-# A user who presses these is reading: the cursor stops following the newest compile id.
-USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
-              "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
+# ---- the help screen (`?`) ---------------------------------------------------------------------
 
+HELP_SCREEN_BINDINGS: list[BindingType] = [Binding("escape,q,question_mark", "dismiss", "Close")]
 
 KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
              "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
@@ -93,20 +150,6 @@ def key_text(binding: Binding) -> str:
     return " ".join(binding.key_display or KEY_NAMES.get(k, k) for k in binding.key.split(","))
 
 
-def help_rows(bindings: list[Binding]) -> list[tuple[str, list[tuple[str, str]]]]:
-    """(section, [(keys, what)]): bindings of one section that say the same thing share a row."""
-    groups: dict[str, dict[str, list[str]]] = {}
-    for binding in bindings:
-        if not binding.tooltip:
-            continue
-        group = HELP_SECTIONS.get(binding.id or "", "Other")
-        keys = groups.setdefault(group, {}).setdefault(binding.tooltip, [])
-        if key_text(binding) not in keys:
-            keys.append(key_text(binding))
-    return [(group, [(key_range(keys), what) for what, keys in rows.items()])
-            for group, rows in groups.items()]
-
-
 def key_range(keys: list[str]) -> str:
     """`1-9` for the numbered panes, else the keys one by one."""
     if len(keys) > 2 and all(k.isdigit() for k in keys):
@@ -114,11 +157,26 @@ def key_range(keys: list[str]) -> str:
     return " / ".join(keys)
 
 
-def key_table() -> list[tuple[str, str, str]]:
-    """(section, keys, what they do): the rows `?` shows for the explorer, for docs/keys.md."""
-    from tlview.ui.payload_view import PayloadView  # (it imports detail, as this module does: not at the top)
+def help_table(bindings: list[BindingType]) -> list[tuple[str, str, str]]:
+    """(section, keys as shown, what they do): the bindings with a tooltip, grouped by section in
+    the order each section first comes; those of one section that say the same thing share a row."""
+    groups: dict[str, dict[str, list[str]]] = {}
+    for binding in bindings:
+        if not isinstance(binding, Binding) or not binding.tooltip:
+            continue
+        section = HELP_SECTIONS.get(binding.id or "", "Other")
+        keys = groups.setdefault(section, {}).setdefault(binding.tooltip, [])
+        if key_text(binding) not in keys:
+            keys.append(key_text(binding))
+    return [(section, key_range(keys), what) for section, rows in groups.items() for what, keys in rows.items()]
 
-    reading = [b for b in PayloadView.BINDINGS if isinstance(b, Binding)]  # (Textual types them loosely)
-    return [(section, keys, what)
-            for section, rows in help_rows([*BINDINGS, *TREE_BINDINGS, *reading])
-            for keys, what in rows]
+
+def key_table() -> list[tuple[str, str, str]]:
+    """Every key of the explorer, as its help screen shows them: (section, key as shown, what it
+    does). The app's, its tree's, then the payload views' (the panes drawn as one text read alike)."""
+    return help_table([*BINDINGS, *TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS])
+
+
+def compare_key_table() -> list[tuple[str, str, str]]:
+    """The compare view's, as `key_table`."""
+    return help_table([*COMPARE_BINDINGS, *COMPARE_TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS])

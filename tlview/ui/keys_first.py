@@ -29,27 +29,18 @@ def is_user_input(event) -> bool:
 
 
 class KeysFirst:
-    """Mixed into the App: it sees every event first (and the driver, where it reads them,
-    calls `user_input`)."""
+    """The moment of the last key or click, owned by the app: the driver, where it reads a key,
+    and the app, where it handles one, call `user_input`; the slices, the tree's layouts and the
+    indexing thread ask whether a key comes first (the app's `steps_back`)."""
 
-    key_at = 0.0  # time.monotonic() of the last key or click
-    held_until = 0.0  # time.monotonic() until which the other threads step back (hold_back)
+    def __init__(self) -> None:
+        self.key_at = 0.0  # time.monotonic() of the last key or click
+        self.held_until = 0.0  # time.monotonic() until which the other threads step back (hold_back)
+        self.frame_for_key = False  # a key's change is to be drawn as soon as the screen has it
 
     def user_input(self) -> None:
         """A key or click was read (any thread: one float is set)."""
         self.key_at = time.monotonic()
-
-    async def on_event(self, event: events.Event) -> None:
-        if is_user_input(event):  # (also where no driver of ours reads them: tests, other drivers)
-            self.user_input()
-        await super().on_event(event)
-        if isinstance(event, events.Key):
-            self.frame_for_key = True
-
-    frame_for_key = False  # a key's change is to be drawn as soon as the screen has it (KeyFrameScreen)
-
-    def get_default_screen(self) -> Screen:
-        return KeyFrameScreen(id="_default")
 
     def keys_first(self) -> bool:
         """A key came a moment ago: showing it comes before showing or reading more."""
@@ -65,15 +56,9 @@ class KeysFirst:
         thread, a layout of 2,000 new ranks took 30-80 ms, against 10 ms alone."""
         self.held_until = time.monotonic() + seconds
 
-    def filling(self) -> bool:
-        """Whether the logs are still being read (the app says): only then is there a thread
-        to step back for keys (a pane's own loader, after the key that opened it, waited 150 ms
-        for nothing)."""
-        return True
-
-    def steps_back(self) -> bool:
-        """Whether the other threads step back now: a key comes first, or the UI holds them."""
-        return self.filling() and (self.keys_first() or time.monotonic() < self.held_until)
+    def holding(self) -> bool:
+        """The UI holds the other threads back now (hold_back)."""
+        return time.monotonic() < self.held_until
 
 
 def step_back(app) -> None:
@@ -93,10 +78,14 @@ class KeyFrameScreen(Screen):
     frames drawn as soon as wanted slowed the 10,000-id tree from 1.7 to 2.5 s. Textual has no
     public call to draw now; this is its timer's own."""
 
+    def __init__(self, keys: KeysFirst, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.key_moment = keys
+
     async def _on_idle(self, event: events.Idle) -> None:
-        app = self.app
-        if (app.frame_for_key and self.is_current and not app._batch_count
+        keys = self.key_moment
+        if (keys.frame_for_key and self.is_current and not self.app._batch_count
                 and (self._layout_required or self._dirty_widgets or self._repaint_required or self._scroll_required)):
-            app.frame_for_key = False
+            keys.frame_for_key = False
             self._on_timer_update()
         # (then Screen's own handler: nothing left to draw, it runs the after-refresh callbacks)

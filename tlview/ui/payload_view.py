@@ -25,10 +25,9 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker
 
-from tlview.ui.binding_help import key
+from tlview.ui.keys import PAYLOAD_VIEW_BINDINGS
 from tlview.ui.messages import work_done
-from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.search import MAX_LINE, SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches, display_line
+from tlview.ui.search import MAX_LINE, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches, display_line
 from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
@@ -89,11 +88,7 @@ class PayloadView(ScrollView, can_focus=True):
     """ + SEARCH_CSS.format(view="PayloadView")
     COMPONENT_CLASSES: ClassVar[set[str]] = {"payload--gutter", *SEARCH_COMPONENTS}
     wrap: reactive[bool] = reactive(False, init=False)  # long lines wrapped (between words)
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *SCROLL_BINDINGS,
-        *SEARCH_BINDINGS,
-        key("w", "toggle_wrap", "Wrap", "Reading", "wrap long lines (on / off)", "view-wrap"),
-    ]
+    BINDINGS: ClassVar[list[BindingType]] = PAYLOAD_VIEW_BINDINGS
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
         super().__init__(id=id, classes=classes)

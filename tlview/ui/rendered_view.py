@@ -22,9 +22,8 @@ from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from tlview.ui.binding_help import key
-from tlview.ui.reading_keys import SCROLL_BINDINGS
-from tlview.ui.search import SEARCH_BINDINGS, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches
+from tlview.ui.keys import RENDERED_VIEW_BINDINGS
+from tlview.ui.search import SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches
 from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
@@ -49,10 +48,7 @@ class RenderedView(ScrollView, can_focus=True):
 
     DEFAULT_CSS = SEARCH_CSS.format(view="RenderedView")
     COMPONENT_CLASSES = SEARCH_COMPONENTS
-    BINDINGS: ClassVar[list[BindingType]] = [
-        *SCROLL_BINDINGS, *SEARCH_BINDINGS,
-        key("enter", "open_line", "Open", "Reading", "open the compile id on the line (the current match's, "
-            "else the first on screen): the Run pane's stack trie", "view-open", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = RENDERED_VIEW_BINDINGS
 
     @dataclass
     class Opened(Message):

@@ -20,27 +20,17 @@ from typing import ClassVar, Protocol
 from rich.style import Style
 from textual import on
 from textual.actions import SkipAction
-from textual.binding import Binding, BindingType
+from textual.binding import BindingType
 from textual.message import Message
 from textual.scroll_view import ScrollView
 from textual.widgets import Input
 
 from tlview.textsafe import visible
 from tlview.ui.bar_input import BarInput
-from tlview.ui.binding_help import key
+from tlview.ui.keys import SEARCH_BAR_BINDINGS
 
 MAX_LINE = 4000  # characters shown (and searched) per line: a 10 MB single-line payload must not stall
 SEARCH_IN_THREAD = 10_000  # lines: a bigger text is searched off the UI thread
-
-SEARCH_BINDINGS = [
-    key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
-        "view-search", key_display="/"),
-    key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
-    key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
-        show=False),
-    key("escape", "end_search", "End search", "Reading", "end the search (else: clear the filter)",
-        "view-end-search", show=False),
-]
 
 SEARCH_CSS = """
     {view} > .search--match {{ background: $warning 35%; }}
@@ -268,7 +258,7 @@ class LineSearch:
 class SearchBar(BarInput):
     """The bar at the bottom that types a view's search query: searched as it is typed."""
 
-    BINDINGS: ClassVar[list[BindingType]] = [Binding("escape", "end", "End search", show=False)]
+    BINDINGS: ClassVar[list[BindingType]] = SEARCH_BAR_BINDINGS
 
     def __init__(self, **kwargs) -> None:
         super().__init__(placeholder="search in this pane  (Enter: keep, n / N: next / previous, "

@@ -1,18 +1,26 @@
-"""The keys of the explorer's trees (the frame tree, the compare view's problems): TREE_BINDINGS,
-with h/l that collapse or go up and expand, and Enter that opens what the cursor is on."""
+"""The keys of the explorer's trees (the frame tree, the compare view's problems): h/l that
+collapse or go up and expand, and Enter that opens what the cursor is on. Their bindings are
+keys.TREE_BINDINGS and keys.COMPARE_TREE_BINDINGS (each tree sets its own BINDINGS)."""
 
 from __future__ import annotations
 
+from typing import TypeVar
 
-class TreeKeys:
-    """Mixed into a Textual Tree, which sets `BINDINGS = TREE_BINDINGS` itself (Textual reads
-    the BINDINGS of widget classes only, not of a mixin)."""
+from textual.widgets import Tree
+from textual.widgets.tree import TreeNode
 
-    def open_node(self, node) -> bool:
+TreeData = TypeVar("TreeData")
+
+
+class KeyedTree(Tree[TreeData]):
+    """A Textual Tree with the explorer's tree keys; a tree says what Enter opens (`open_node`)
+    and builds a branch's children when it is expanded (`before_expand`)."""
+
+    def open_node(self, node: TreeNode[TreeData]) -> bool:
         """Enter on `node`: True when it opened something (else a branch folds or unfolds)."""
         return False
 
-    def before_expand(self, node) -> None:
+    def before_expand(self, node: TreeNode[TreeData]) -> None:
         """`node` is about to be expanded by a key (its children may be built only now)."""
 
     def action_open(self) -> None:

@@ -1,0 +1,17 @@
+"""The panes' tabs, in the order of their number keys: here, not in detail.py, so that the key
+table (keys.py), which the pane widgets read, names them without importing the widgets."""
+
+from __future__ import annotations
+
+TABS = [  # id, title, what it shows, its pane class's module and name (imported when it is mounted)
+    ("summary", "Summary", "status, where, why and what to do, times, counts", "summary_pane.SummaryPane"),
+    ("graphs", "Graphs", "Dynamo, AOT and Inductor graphs and the output code", "graphs_pane.GraphsPane"),
+    ("guards", "Guards", "the guard tree and the guards added while tracing", "guards_pane.GuardsPane"),
+    ("recompiles", "Recompiles", "each failed guard; Enter goes to the compile it failed in",
+     "recompiles_pane.RecompilesPane"),
+    ("breaks", "Graph breaks", "reason, explanation, hints and user stack", "breaks_pane.BreaksPane"),
+    ("dynamic", "Dynamic shapes", "symbols, specializations, guards added", "dynamic_pane.DynamicPane"),
+    ("log", "Log", "the TORCH_LOGS text of the compile id", "log_pane.LogPane"),
+    ("diff", "Diff", "a recompile against the compile whose guard failed", "diff_pane.DiffPane"),
+    ("run", "Run", "costs, timeline, where ranks diverge", "run_pane.RunPane"),
+]
