@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tlview.domain.artifacts import Artifact, TextRecord
 from tlview.domain.compile_id import OUTSIDE, CompileId, odd_fields
@@ -20,8 +20,8 @@ from tlview.domain.compile_node import Compile, CompileNode, Frame
 from tlview.domain.group import Group, process_starts
 from tlview.domain.input_problems import Problem
 from tlview.index import handlers as H
+from tlview.index import merging
 from tlview.index.kinds import Reads, Record
-from tlview.index.merging import IndexParts
 from tlview.index.registry import COUNTED_TEXT_LINES, KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 from tlview.source.discover import TRACE, FoundLog
 from tlview.source.text_log import TextLines, TextLog
@@ -34,7 +34,7 @@ JUDGE_PAUSE_EVERY = 64  # compiles judged (about 2 ms) between two calls of judg
 UNTAGGED_KEPT = 10_000  # records of the run's own lines (prints) kept: the Log pane shows the first
 
 
-class Index(IndexParts):
+class Index:
     """Records from trace files and text logs, folded into a frame tree of compile ids."""
 
     lazy_kinds = LAZY_KINDS
@@ -60,7 +60,7 @@ class Index(IndexParts):
         self.notes: list[str] = []
         self.pytorch_version: str | None = None
         self.lock = threading.RLock()  # the UI reads while a worker feeds
-        self._contexts: list[tuple[int | None, CompileId | None]] = []
+        self.contexts: list[tuple[Group, CompileId | None]] = []  # by context code: (group, compile id)
         self._context_nodes: list[CompileNode | None] = []
         self._context_codes: dict[tuple, int] = {}
         self._recompiled_by: dict[tuple, dict[CompileNode, None]] = {}  # (ordered sets)
@@ -73,7 +73,7 @@ class Index(IndexParts):
         self._unjudged: set[Compile] = set()  # changed since judge_changed() (the indexing thread's)
         self._paths: set[str] = set()
         self.has_traces = False  # a trace file is among the sources (its records win over text)
-        self._told: set[tuple] = set()  # (source, message) of the problems told once a file
+        self.told: set[tuple[Source, str]] = set()  # (source, message) of the problems told once a file
 
     # ---- sources -------------------------------------------------------------------------------
 
@@ -139,6 +139,17 @@ class Index(IndexParts):
     def bytes_read(self) -> int:
         return sum(s.scanned_to for s in self.sources)
 
+    # ---- parts indexed in other processes (merging.py) ------------------------------------------
+
+    def export_part(self, source: TraceFile) -> dict:
+        """What this index (of one byte range of `source`) holds, as plain data to send."""
+        return merging.export_part(self, source)
+
+    def merge_part(self, source: TraceFile, part: dict, pause: Callable[[], None] = lambda: None) -> None:
+        """Append a part of `source` indexed in another process, in file order; `pause()` now and
+        then returns when this thread may go on (a key pressed in the explorer comes first)."""
+        merging.merge_part(self, source, part, pause)
+
     # ---- the sink the readers call -------------------------------------------------------------
 
     def context_code(self, source, rank: int | None, fields: tuple, said_rank=..., offset=None) -> int:
@@ -152,14 +163,14 @@ class Index(IndexParts):
         key = (group, cid)
         code = self._context_codes.get(key)
         if code is None:
-            code = len(self._contexts)
+            code = len(self.contexts)
             self._context_codes[key] = code
-            self._contexts.append(key)
-            self._context_nodes.append(self._node(group, cid, True, source) if cid else None)
+            self.contexts.append(key)
+            self._context_nodes.append(self.compile_node(group, cid, True, source) if cid else None)
         return code
 
     def context_of(self, code: int) -> tuple[Group, CompileId | None]:
-        return self._contexts[code]
+        return self.contexts[code]
 
     def node_of_record(self, source: TraceFile, rec: int) -> CompileNode | None:
         """The compile id a trace record belongs to (None: it has none)."""
@@ -186,13 +197,13 @@ class Index(IndexParts):
             name = info.get("name") if isinstance(info, dict) else None
             name = name if isinstance(name, str) else "artifact"
             record_kind = KINDS.artifact(name)
-        node = self._context_nodes[ctx] or self._outside_node(self._contexts[ctx][0], source)
+        node = self._context_nodes[ctx] or self.outside_node(self.contexts[ctx][0], source)
         return Record(source, rec, record_kind, name, node, meta)
 
     def on_text_record(self, log: TextLog, text: TextLines) -> None:
         node = None
         if text.cid is not None and (cid := CompileId.parse(text.cid)) is not None:
-            node = self._node(Group.of(text.rank, text.pid), cid, False, log)
+            node = self.compile_node(Group.of(text.rank, text.pid), cid, False, log)
         kind = KINDS.text_kind(text.channel)
         record = Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text)
         self._handle(record)  # a handler may find the node of an untagged record (WON'T CONVERT)
@@ -217,7 +228,7 @@ class Index(IndexParts):
             self.add_problem(record.source, offset, "unreadable record",
                              f"{record.name}: {type(exc).__name__}: {exc}")
         if record.node is not None:
-            self._touch(record.node.compile)
+            self.touch(record.node.compile)
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None:
         self.add_problem(source, offset, kind, message)
@@ -232,8 +243,8 @@ class Index(IndexParts):
     def tell_once(self, source, offset: int, kind: str, message: str, node=...) -> None:
         """A problem told once a file however many records have it (an odd compile id on each of
         10,000 chromium events is one problem, at the first)."""
-        if (source, message) not in self._told:
-            self._told.add((source, message))
+        if (source, message) not in self.told:
+            self.told.add((source, message))
             self.add_problem(source, offset, kind, message, node)
 
     def add_problem(self, source, offset: int, kind: str, message: str, node=...) -> None:
@@ -249,7 +260,7 @@ class Index(IndexParts):
         self.problems.append(problem)
         if node is not None:
             node.problems.append(problem)
-            self._touch(node.compile)
+            self.touch(node.compile)
 
     # ---- what handlers call --------------------------------------------------------------------
 
@@ -264,9 +275,9 @@ class Index(IndexParts):
 
     def export_failed(self, node: CompileNode, failure, record: tuple) -> None:
         """A failure of torch.export told under a compile id (or none): its group's Export entry's."""
-        outside = self._outside_node(node.group, record[0])
+        outside = self.outside_node(node.group, record[0])
         outside.export_failures.append((failure, record))
-        self._touch(outside.compile)
+        self.touch(outside.compile)
 
     def note_recompile_reasons(self, node: CompileNode) -> None:
         """Remember which compiles each reason names, for `recompiled_by`."""
@@ -279,11 +290,11 @@ class Index(IndexParts):
                     if target is not None:
                         if target.compile is not None:
                             target.compile.guards_failed_later = True
-                        self._touch(target.compile)
+                        self.touch(target.compile)
 
     # ---- nodes ---------------------------------------------------------------------------------
 
-    def _node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
+    def compile_node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
         key = (group, cid)
         node = self.nodes.get(key)
         if node is None:
@@ -304,10 +315,10 @@ class Index(IndexParts):
             compile_.frame.newest = node  # (seq grows: the frame's newest attempt)
             self.nodes[key] = node
             self._groups[group] = None  # kept as nodes come: a live refresh asks for them
-            self._touch(compile_)
+            self.touch(compile_)
         elif in_trace and not node.in_trace:
             node.in_trace, node.source = True, source or node.source  # the trace's file names it
-            self._touch(node.compile)
+            self.touch(node.compile)
         return node
 
     def name_frame(self, node: CompileNode, function: str, location: str | None, certainty: int) -> None:
@@ -316,7 +327,7 @@ class Index(IndexParts):
         if frame.name(function, location, certainty):
             self._frames_by_function[(node.group, function)] = frame
             for compile_ in list(frame.compiles):
-                self._touch(compile_)
+                self.touch(compile_)
 
     def latest_compile_of(self, group: Group, function: str) -> CompileNode | None:
         """The newest compile id of a function (the frame a text line named last)."""
@@ -327,7 +338,7 @@ class Index(IndexParts):
         """A compile the text tells of but never tagged (it failed before logging anything): a
         new frame takes the next frame id, as torch numbers them."""
         frames = [key[1] for (g, key) in list(self.frames) if g == group and key[0] is None and key[1] is not None]
-        node = self._node(group, CompileId(None, max(frames, default=-1) + 1, 0, 0), False, source)
+        node = self.compile_node(group, CompileId(None, max(frames, default=-1) + 1, 0, 0), False, source)
         node.text.inferred_id = True
         self.name_frame(node, function, location, 1)
         return node
@@ -335,14 +346,14 @@ class Index(IndexParts):
     def latest_node(self) -> CompileNode | None:
         return max(list(self.nodes.values()), key=lambda n: n.seq, default=None)
 
-    def _outside_node(self, group: Group, source=None) -> CompileNode:
+    def outside_node(self, group: Group, source=None) -> CompileNode:
         """The node of a group's records of no compile id (not a compile: not in `nodes`)."""
         node = self.outside.get(group)
         if node is None:
             node = CompileNode(group, OUTSIDE, -1, in_trace=True, source=source)
             node.compile = Compile(group, OUTSIDE, [node], exports=self.outside)
             self.outside[group] = node
-            self._touch(node.compile)
+            self.touch(node.compile)
         return node
 
     def node(self, rank: int | None, cid: CompileId | str, pid: int | None = None) -> CompileNode | None:
@@ -409,7 +420,7 @@ class Index(IndexParts):
         """The later compiles that recompiled because a guard of `node` failed."""
         return list(self._recompiled_by.get((node.group, node.cid), ()))
 
-    def _touch(self, compile_: Compile | None) -> None:
+    def touch(self, compile_: Compile | None) -> None:
         """A record changed this compile: its verdict is judged again, views hear of it."""
         if compile_ is not None:
             compile_.revision += 1
