@@ -51,7 +51,8 @@ class Index:
         self.sources: list[Source] = []
         self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
         self._groups: dict[Group, None] = {}  # the groups of `nodes`, in order of appearance
-        self._ranks_of, self._ranks = -1, ((), ())  # ranks(), for this many groups
+        self._ranks_of = -1  # _ranks is of this many groups
+        self._ranks: tuple[tuple[int | None, ...], tuple[int, ...]] = ((), ())  # ranks(), numbered_ranks()
         self.compiles: dict[tuple[Group, CompileId], Compile] = {}
         self.frames: dict[tuple[Group, tuple], Frame] = {}
         self.problems: list[Problem] = []
@@ -81,6 +82,7 @@ class Index:
         if log.path in self._paths:
             return None
         self._paths.add(log.path)
+        source: Source
         if log.kind == TRACE:
             self.has_traces = True
             source = TraceFile(log.path, self, verify_md5=self.verify_md5,
@@ -125,7 +127,8 @@ class Index:
     def close_text_records(self) -> bool:
         """Close the records still open in text logs (their writer paused); True if any was."""
         with self.lock:
-            return any([source.close_records() for source in self.sources if isinstance(source, TextLog)])
+            closed = [source.close_records() for source in self.sources if isinstance(source, TextLog)]
+            return any(closed)  # (each log closes its records: any() of a generator stops at the first)
 
     def close(self) -> None:
         for source in self.sources:
@@ -194,8 +197,8 @@ class Index:
         name = kind
         if kind == "artifact" and meta is not None:
             info = meta.get("artifact")
-            name = info.get("name") if isinstance(info, dict) else None
-            name = name if isinstance(name, str) else "artifact"
+            named = info.get("name") if isinstance(info, dict) else None
+            name = named if isinstance(named, str) else "artifact"
             record_kind = KINDS.artifact(name)
         node = self._context_nodes[ctx] or self.outside_node(self.contexts[ctx][0], source)
         return Record(source, rec, record_kind, name, node, meta)
@@ -235,9 +238,9 @@ class Index:
 
     def process_string(self, source: TraceFile, idx: int) -> str | None:
         for other in self.sources:
-            if other is not source and isinstance(other, TraceFile) and other.pid == source.pid:
-                if (name := other.strings.get(idx)) is not None:
-                    return name
+            if (other is not source and isinstance(other, TraceFile) and other.pid == source.pid
+                    and (name := other.strings.get(idx)) is not None):
+                return name
         return None
 
     def tell_once(self, source, offset: int, kind: str, message: str, node=...) -> None:
@@ -305,14 +308,16 @@ class Index:
             if compile_ is None:
                 frame = self.frames.get((group, cid.frame_key)) or Frame(group, cid.frame_key)
                 compile_ = Compile(group, cid.compile_key, frame=frame, exports=self.outside)
+            else:
+                frame = self.frames[(group, cid.frame_key)]  # its compile's (kept below when that was made)
             node.compile = compile_
             compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
             if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
-                compile_.frame.compiles.append(compile_)
-                compile_.frame.by_key[cid.compile_key] = compile_
-                self.frames.setdefault((group, cid.frame_key), compile_.frame)
-            compile_.frame.newest = node  # (seq grows: the frame's newest attempt)
+                frame.compiles.append(compile_)
+                frame.by_key[cid.compile_key] = compile_
+                self.frames.setdefault((group, cid.frame_key), frame)
+            frame.newest = node  # (seq grows: the frame's newest attempt)
             self.nodes[key] = node
             self._groups[group] = None  # kept as nodes come: a live refresh asks for them
             self.touch(compile_)
@@ -323,7 +328,9 @@ class Index:
 
     def name_frame(self, node: CompileNode, function: str, location: str | None, certainty: int) -> None:
         """What a text line says a compile's function is names its frame (and so all its compiles)."""
-        frame = node.compile.frame
+        frame = node.compile.frame if node.compile is not None else None
+        if frame is None:  # (a node of no compile id's: text never names one)
+            raise ValueError(f"{node.id} is no compile's: it names no frame")
         if frame.name(function, location, certainty):
             self._frames_by_function[(node.group, function)] = frame
             for compile_ in list(frame.compiles):
@@ -359,11 +366,12 @@ class Index:
     def node(self, rank: int | None, cid: CompileId | str, pid: int | None = None) -> CompileNode | None:
         """The node of a compile id of a rank (or, with no rank, of a process: the first one when
         no pid is given)."""
-        if isinstance(cid, str):
-            cid = CompileId.parse(cid)
+        key = CompileId.parse(cid) if isinstance(cid, str) else cid
+        if key is None:
+            return None  # (no compile id: of no node)
         if rank is not None or pid is not None:
-            return self.nodes.get((Group.of(rank, pid), cid))
-        return next((n for (g, c), n in list(self.nodes.items()) if c == cid and g.rank is None), None)
+            return self.nodes.get((Group.of(rank, pid), key))
+        return next((n for (g, c), n in list(self.nodes.items()) if c == key and g.rank is None), None)
 
     def ranks(self) -> list[int | None]:
         return list(self._rank_order()[0])
@@ -384,7 +392,8 @@ class Index:
     def groups(self) -> list[Group]:
         """Ranks in order, then processes with no rank, newest first."""
         starts = process_starts(self.sources)
-        return sorted(list(self._groups), key=lambda g: g.order(starts.get(g.pid, "")))
+        # (sorted() copies the dict first, at C level: the indexing thread may add groups meanwhile)
+        return sorted(self._groups, key=lambda g: g.order(starts.get(g.pid, "") if g.pid is not None else ""))
 
     @property
     def grouped(self) -> bool:
