@@ -298,6 +298,7 @@ class Index:
     # ---- nodes ---------------------------------------------------------------------------------
 
     def compile_node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
+        """The node of a compile id of a group, made the first time (with its compile and frame)."""
         key = (group, cid)
         node = self.nodes.get(key)
         if node is None:
