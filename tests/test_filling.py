@@ -194,7 +194,7 @@ def test_a_record_outside_compile_ids_leaves_other_verdicts_judged():
         compiles = {n.compile for n in index.iter_nodes() if n.compile is not None and not n.is_outside}
         before = {c: c._revisions() for c in compiles}
         for entry in index.outside.values():
-            index._touch(entry.compile)
+            index.touch(entry.compile)
         changed = [c for c in compiles if c._revisions() != before[c]]
         assert bool(changed) is exports, folder
         assert all(c.verdict.export for c in changed)

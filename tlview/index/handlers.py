@@ -30,6 +30,7 @@ from tlview.source.text_log import TORCH_EXCEPTIONS
 
 if TYPE_CHECKING:
     from tlview.index.index import Index
+    from tlview.source.text_log import TextLines
 
 # One string object per artifact name: thousands of artifacts share a few dozen names.
 _NAMES: dict[str, str] = {}
@@ -43,10 +44,20 @@ def _small(info: dict) -> dict | None:
 
 def attach(index: Index, record: Record, info: dict | None = None) -> Artifact:
     """Keep the record as an artifact of its compile id (or of the run, if it has none)."""
+    node = record.node
+    if node is None:  # (a trace record of no compile id has its group's node; a text handler checks)
+        raise ValueError("an artifact of no node")
     name = _NAMES.setdefault(record.name, record.name)
     artifact = Artifact(name, record.kind, record.source, record.rec, info)
-    index.attach(record.node, artifact)
+    index.attach(node, artifact)
     return artifact
+
+
+def _text(record: Record) -> TextLines:
+    """The lines of a text log's record (a text kind's handler is given no other)."""
+    if record.text is None:
+        raise ValueError(f"{record.name}: a text handler was given a trace record")
+    return record.text
 
 
 # ---- trace records --------------------------------------------------------------------------------
@@ -230,9 +241,10 @@ def on_text_artifact(index: Index, record: Record) -> None:
     if node is None or node.in_trace or index.has_traces:
         return  # the trace of the same run has these records (and their md5)
     attach(index, record)
-    node.text.guard_checks += record.text.counted
+    text = _text(record)
+    node.text.guard_checks += text.counted
     if record.kind.name == "dynamo_output_graph":
-        for line in record.text.lines:  # the first lines of a traced graph (kept for this)
+        for line in text.lines:  # the first lines of a traced graph (kept for this)
             if m := _GRAPH_FILE.search(line):
                 index.name_frame(node, m.group("fn"), m.group("loc"), FIRST_OP)
                 break
@@ -249,7 +261,7 @@ _DYNAMIC_TEXT = (("create_symbol", "create_symbol"), ("create_unbacked_symbol", 
 
 def on_dynamic_text(index: Index, record: Record) -> None:
     node = record.node
-    lines = record.text.lines
+    lines = _text(record).lines
     if node is None or not lines:
         return
     first = lines[0]
@@ -263,7 +275,7 @@ def on_dynamic_text(index: Index, record: Record) -> None:
 
 def on_dynamo_text(index: Index, record: Record) -> None:
     """Plain dynamo lines: where a compile starts, restarts, compiles, gives up, hits the limit."""
-    lines = record.text.lines
+    lines = _text(record).lines
     first = lines[0] if lines else ""
     if (gave_up := wont_convert(first)) is not None:
         on_wont_convert(index, record, *gave_up)
@@ -320,7 +332,8 @@ def on_compile_ended(node) -> None:
 
 
 def _group(record: Record) -> Group:
-    return Group.of(record.text.rank, record.text.pid)
+    text = _text(record)
+    return Group.of(text.rank, text.pid)
 
 
 def on_wont_convert(index: Index, record: Record, function: str, location: str) -> None:
@@ -329,31 +342,33 @@ def on_wont_convert(index: Index, record: Record, function: str, location: str) 
     when it failed before logging anything)."""
     # A tag on these lines is the compile under way (Dynamo refusing a generator frame that runs
     # inside it): the owner is the compile of the function the line names.
-    group = _group(record)
+    group, lines = _group(record), _text(record).lines
     node = index.latest_compile_of(group, function)
     if node is None:
         record.node = None
-        if not any(_IN_COMPILE.search(line) for line in record.text.lines):
+        if not any(_IN_COMPILE.search(line) for line in lines):
             return  # refused before a compile began (e.g. a generator): no compile id, as in a trace
         node = index.infer_compile(group, function, location, record.source)
     record.node = node
     index.name_frame(node, function, location, DECORATOR)
-    node.text.failure = failure_in(record.text.lines) or Failure("", record.text.lines[0])
+    node.text.failure = failure_in(lines) or Failure("", lines[0])
 
 
 def on_text_error(index: Index, record: Record) -> None:
     """An ERROR record of a compile id: a failure when it shows an exception."""
     node = record.node
+    if node is None:  # (called only for a record of a compile id)
+        return
     node.errors.append(record.payload or "")
     if node.text.failure is None:
-        node.text.failure = failure_in(record.text.lines)
+        node.text.failure = failure_in(_text(record).lines)
 
 
 def on_plain_text(index: Index, record: Record) -> None:
     """Lines with no log prefix: user prints, warnings, and the traceback of a job that died. A
     torch compile exception there failed the compile under way (told only of a one-process log);
     with no compile told before it, the compile its "from user code:" frame names (a new frame id)."""
-    lines = record.text.lines
+    lines = _text(record).lines
     if not any(line.startswith(TORCH_EXCEPTIONS) for line in lines) or len(record.source.pids) > 1:
         return
     failure = failure_in(lines)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import threading
 from bisect import bisect_right
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from tlview.domain.artifacts import Artifact, TextRecord
 from tlview.domain.compile_id import OUTSIDE, CompileId, odd_fields
@@ -20,8 +20,8 @@ from tlview.domain.compile_node import Compile, CompileNode, Frame
 from tlview.domain.group import Group, process_starts
 from tlview.domain.input_problems import Problem
 from tlview.index import handlers as H
+from tlview.index import merging
 from tlview.index.kinds import Reads, Record
-from tlview.index.merging import IndexParts
 from tlview.index.registry import COUNTED_TEXT_LINES, KINDS, LAZY_KINDS, LAZY_TEXT_CHANNELS, SILENT_KINDS
 from tlview.source.discover import TRACE, FoundLog
 from tlview.source.text_log import TextLines, TextLog
@@ -34,7 +34,7 @@ JUDGE_PAUSE_EVERY = 64  # compiles judged (about 2 ms) between two calls of judg
 UNTAGGED_KEPT = 10_000  # records of the run's own lines (prints) kept: the Log pane shows the first
 
 
-class Index(IndexParts):
+class Index:
     """Records from trace files and text logs, folded into a frame tree of compile ids."""
 
     lazy_kinds = LAZY_KINDS
@@ -51,7 +51,8 @@ class Index(IndexParts):
         self.sources: list[Source] = []
         self.nodes: dict[tuple[Group, CompileId], CompileNode] = {}
         self._groups: dict[Group, None] = {}  # the groups of `nodes`, in order of appearance
-        self._ranks_of, self._ranks = -1, ((), ())  # ranks(), for this many groups
+        self._ranks_of = -1  # _ranks is of this many groups
+        self._ranks: tuple[tuple[int | None, ...], tuple[int, ...]] = ((), ())  # ranks(), numbered_ranks()
         self.compiles: dict[tuple[Group, CompileId], Compile] = {}
         self.frames: dict[tuple[Group, tuple], Frame] = {}
         self.problems: list[Problem] = []
@@ -60,7 +61,7 @@ class Index(IndexParts):
         self.notes: list[str] = []
         self.pytorch_version: str | None = None
         self.lock = threading.RLock()  # the UI reads while a worker feeds
-        self._contexts: list[tuple[int | None, CompileId | None]] = []
+        self.contexts: list[tuple[Group, CompileId | None]] = []  # by context code: (group, compile id)
         self._context_nodes: list[CompileNode | None] = []
         self._context_codes: dict[tuple, int] = {}
         self._recompiled_by: dict[tuple, dict[CompileNode, None]] = {}  # (ordered sets)
@@ -73,7 +74,7 @@ class Index(IndexParts):
         self._unjudged: set[Compile] = set()  # changed since judge_changed() (the indexing thread's)
         self._paths: set[str] = set()
         self.has_traces = False  # a trace file is among the sources (its records win over text)
-        self._told: set[tuple] = set()  # (source, message) of the problems told once a file
+        self.told: set[tuple[Source, str]] = set()  # (source, message) of the problems told once a file
 
     # ---- sources -------------------------------------------------------------------------------
 
@@ -81,6 +82,7 @@ class Index(IndexParts):
         if log.path in self._paths:
             return None
         self._paths.add(log.path)
+        source: Source
         if log.kind == TRACE:
             self.has_traces = True
             source = TraceFile(log.path, self, verify_md5=self.verify_md5,
@@ -125,7 +127,8 @@ class Index(IndexParts):
     def close_text_records(self) -> bool:
         """Close the records still open in text logs (their writer paused); True if any was."""
         with self.lock:
-            return any([source.close_records() for source in self.sources if isinstance(source, TextLog)])
+            closed = [source.close_records() for source in self.sources if isinstance(source, TextLog)]
+            return any(closed)  # (each log closes its records: any() of a generator stops at the first)
 
     def close(self) -> None:
         for source in self.sources:
@@ -138,6 +141,17 @@ class Index(IndexParts):
     @property
     def bytes_read(self) -> int:
         return sum(s.scanned_to for s in self.sources)
+
+    # ---- parts indexed in other processes (merging.py) ------------------------------------------
+
+    def export_part(self, source: TraceFile) -> dict:
+        """What this index (of one byte range of `source`) holds, as plain data to send."""
+        return merging.export_part(self, source)
+
+    def merge_part(self, source: TraceFile, part: dict, pause: Callable[[], None] = lambda: None) -> None:
+        """Append a part of `source` indexed in another process, in file order; `pause()` now and
+        then returns when this thread may go on (a key pressed in the explorer comes first)."""
+        merging.merge_part(self, source, part, pause)
 
     # ---- the sink the readers call -------------------------------------------------------------
 
@@ -152,14 +166,14 @@ class Index(IndexParts):
         key = (group, cid)
         code = self._context_codes.get(key)
         if code is None:
-            code = len(self._contexts)
+            code = len(self.contexts)
             self._context_codes[key] = code
-            self._contexts.append(key)
-            self._context_nodes.append(self._node(group, cid, True, source) if cid else None)
+            self.contexts.append(key)
+            self._context_nodes.append(self.compile_node(group, cid, True, source) if cid else None)
         return code
 
     def context_of(self, code: int) -> tuple[Group, CompileId | None]:
-        return self._contexts[code]
+        return self.contexts[code]
 
     def node_of_record(self, source: TraceFile, rec: int) -> CompileNode | None:
         """The compile id a trace record belongs to (None: it has none)."""
@@ -183,16 +197,16 @@ class Index(IndexParts):
         name = kind
         if kind == "artifact" and meta is not None:
             info = meta.get("artifact")
-            name = info.get("name") if isinstance(info, dict) else None
-            name = name if isinstance(name, str) else "artifact"
+            named = info.get("name") if isinstance(info, dict) else None
+            name = named if isinstance(named, str) else "artifact"
             record_kind = KINDS.artifact(name)
-        node = self._context_nodes[ctx] or self._outside_node(self._contexts[ctx][0], source)
+        node = self._context_nodes[ctx] or self.outside_node(self.contexts[ctx][0], source)
         return Record(source, rec, record_kind, name, node, meta)
 
     def on_text_record(self, log: TextLog, text: TextLines) -> None:
         node = None
         if text.cid is not None and (cid := CompileId.parse(text.cid)) is not None:
-            node = self._node(Group.of(text.rank, text.pid), cid, False, log)
+            node = self.compile_node(Group.of(text.rank, text.pid), cid, False, log)
         kind = KINDS.text_kind(text.channel)
         record = Record(log, text.rec, kind, text.channel, node, None, "\n".join(text.lines), text)
         self._handle(record)  # a handler may find the node of an untagged record (WON'T CONVERT)
@@ -217,23 +231,23 @@ class Index(IndexParts):
             self.add_problem(record.source, offset, "unreadable record",
                              f"{record.name}: {type(exc).__name__}: {exc}")
         if record.node is not None:
-            self._touch(record.node.compile)
+            self.touch(record.node.compile)
 
     def on_problem(self, source, offset: int, kind: str, message: str) -> None:
         self.add_problem(source, offset, kind, message)
 
     def process_string(self, source: TraceFile, idx: int) -> str | None:
         for other in self.sources:
-            if other is not source and isinstance(other, TraceFile) and other.pid == source.pid:
-                if (name := other.strings.get(idx)) is not None:
-                    return name
+            if (other is not source and isinstance(other, TraceFile) and other.pid == source.pid
+                    and (name := other.strings.get(idx)) is not None):
+                return name
         return None
 
     def tell_once(self, source, offset: int, kind: str, message: str, node=...) -> None:
         """A problem told once a file however many records have it (an odd compile id on each of
         10,000 chromium events is one problem, at the first)."""
-        if (source, message) not in self._told:
-            self._told.add((source, message))
+        if (source, message) not in self.told:
+            self.told.add((source, message))
             self.add_problem(source, offset, kind, message, node)
 
     def add_problem(self, source, offset: int, kind: str, message: str, node=...) -> None:
@@ -249,7 +263,7 @@ class Index(IndexParts):
         self.problems.append(problem)
         if node is not None:
             node.problems.append(problem)
-            self._touch(node.compile)
+            self.touch(node.compile)
 
     # ---- what handlers call --------------------------------------------------------------------
 
@@ -264,9 +278,9 @@ class Index(IndexParts):
 
     def export_failed(self, node: CompileNode, failure, record: tuple) -> None:
         """A failure of torch.export told under a compile id (or none): its group's Export entry's."""
-        outside = self._outside_node(node.group, record[0])
+        outside = self.outside_node(node.group, record[0])
         outside.export_failures.append((failure, record))
-        self._touch(outside.compile)
+        self.touch(outside.compile)
 
     def note_recompile_reasons(self, node: CompileNode) -> None:
         """Remember which compiles each reason names, for `recompiled_by`."""
@@ -279,11 +293,12 @@ class Index(IndexParts):
                     if target is not None:
                         if target.compile is not None:
                             target.compile.guards_failed_later = True
-                        self._touch(target.compile)
+                        self.touch(target.compile)
 
     # ---- nodes ---------------------------------------------------------------------------------
 
-    def _node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
+    def compile_node(self, group: Group, cid: CompileId, in_trace: bool, source=None) -> CompileNode:
+        """The node of a compile id of a group, made the first time (with its compile and frame)."""
         key = (group, cid)
         node = self.nodes.get(key)
         if node is None:
@@ -294,29 +309,33 @@ class Index(IndexParts):
             if compile_ is None:
                 frame = self.frames.get((group, cid.frame_key)) or Frame(group, cid.frame_key)
                 compile_ = Compile(group, cid.compile_key, frame=frame, exports=self.outside)
+            else:
+                frame = self.frames[(group, cid.frame_key)]  # its compile's (kept below when that was made)
             node.compile = compile_
             compile_.attempts = sorted([*compile_.attempts, node], key=lambda n: n.cid.attempt)
             if ckey not in self.compiles:
                 self.compiles[ckey] = compile_
-                compile_.frame.compiles.append(compile_)
-                compile_.frame.by_key[cid.compile_key] = compile_
-                self.frames.setdefault((group, cid.frame_key), compile_.frame)
-            compile_.frame.newest = node  # (seq grows: the frame's newest attempt)
+                frame.compiles.append(compile_)
+                frame.by_key[cid.compile_key] = compile_
+                self.frames.setdefault((group, cid.frame_key), frame)
+            frame.newest = node  # (seq grows: the frame's newest attempt)
             self.nodes[key] = node
             self._groups[group] = None  # kept as nodes come: a live refresh asks for them
-            self._touch(compile_)
+            self.touch(compile_)
         elif in_trace and not node.in_trace:
             node.in_trace, node.source = True, source or node.source  # the trace's file names it
-            self._touch(node.compile)
+            self.touch(node.compile)
         return node
 
     def name_frame(self, node: CompileNode, function: str, location: str | None, certainty: int) -> None:
         """What a text line says a compile's function is names its frame (and so all its compiles)."""
-        frame = node.compile.frame
+        frame = node.compile.frame if node.compile is not None else None
+        if frame is None:  # (a node of no compile id's: text never names one)
+            raise ValueError(f"{node.id} is no compile's: it names no frame")
         if frame.name(function, location, certainty):
             self._frames_by_function[(node.group, function)] = frame
             for compile_ in list(frame.compiles):
-                self._touch(compile_)
+                self.touch(compile_)
 
     def latest_compile_of(self, group: Group, function: str) -> CompileNode | None:
         """The newest compile id of a function (the frame a text line named last)."""
@@ -327,7 +346,7 @@ class Index(IndexParts):
         """A compile the text tells of but never tagged (it failed before logging anything): a
         new frame takes the next frame id, as torch numbers them."""
         frames = [key[1] for (g, key) in list(self.frames) if g == group and key[0] is None and key[1] is not None]
-        node = self._node(group, CompileId(None, max(frames, default=-1) + 1, 0, 0), False, source)
+        node = self.compile_node(group, CompileId(None, max(frames, default=-1) + 1, 0, 0), False, source)
         node.text.inferred_id = True
         self.name_frame(node, function, location, 1)
         return node
@@ -335,24 +354,25 @@ class Index(IndexParts):
     def latest_node(self) -> CompileNode | None:
         return max(list(self.nodes.values()), key=lambda n: n.seq, default=None)
 
-    def _outside_node(self, group: Group, source=None) -> CompileNode:
+    def outside_node(self, group: Group, source=None) -> CompileNode:
         """The node of a group's records of no compile id (not a compile: not in `nodes`)."""
         node = self.outside.get(group)
         if node is None:
             node = CompileNode(group, OUTSIDE, -1, in_trace=True, source=source)
             node.compile = Compile(group, OUTSIDE, [node], exports=self.outside)
             self.outside[group] = node
-            self._touch(node.compile)
+            self.touch(node.compile)
         return node
 
     def node(self, rank: int | None, cid: CompileId | str, pid: int | None = None) -> CompileNode | None:
         """The node of a compile id of a rank (or, with no rank, of a process: the first one when
         no pid is given)."""
-        if isinstance(cid, str):
-            cid = CompileId.parse(cid)
+        key = CompileId.parse(cid) if isinstance(cid, str) else cid
+        if key is None:
+            return None  # (no compile id: of no node)
         if rank is not None or pid is not None:
-            return self.nodes.get((Group.of(rank, pid), cid))
-        return next((n for (g, c), n in list(self.nodes.items()) if c == cid and g.rank is None), None)
+            return self.nodes.get((Group.of(rank, pid), key))
+        return next((n for (g, c), n in list(self.nodes.items()) if c == key and g.rank is None), None)
 
     def ranks(self) -> list[int | None]:
         return list(self._rank_order()[0])
@@ -373,7 +393,8 @@ class Index(IndexParts):
     def groups(self) -> list[Group]:
         """Ranks in order, then processes with no rank, newest first."""
         starts = process_starts(self.sources)
-        return sorted(list(self._groups), key=lambda g: g.order(starts.get(g.pid, "")))
+        # (sorted() copies the dict first, at C level: the indexing thread may add groups meanwhile)
+        return sorted(self._groups, key=lambda g: g.order(starts.get(g.pid, "") if g.pid is not None else ""))
 
     @property
     def grouped(self) -> bool:
@@ -409,7 +430,7 @@ class Index(IndexParts):
         """The later compiles that recompiled because a guard of `node` failed."""
         return list(self._recompiled_by.get((node.group, node.cid), ()))
 
-    def _touch(self, compile_: Compile | None) -> None:
+    def touch(self, compile_: Compile | None) -> None:
         """A record changed this compile: its verdict is judged again, views hear of it."""
         if compile_ is not None:
             compile_.revision += 1

@@ -11,9 +11,10 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
+from typing import TypeGuard
 
 from tlview.index import early_part, gc_pauses, parallel
-from tlview.index.index import Index
+from tlview.index.index import Index, Source
 from tlview.source.discover import TRACE, FoundLog, find_logs
 from tlview.source.trace_file import TraceFile
 
@@ -32,6 +33,8 @@ def prepare_for(log: FoundLog, alone: bool = True) -> None:
         return
     try:
         source = Index().add_log(log)  # as the explorer's index will read it
+        if not isinstance(source, TraceFile):  # (a fresh index takes every log; a trace's is a TraceFile)
+            return
         source.size = os.path.getsize(log.path)
     except OSError:
         return  # (gone meanwhile: the indexing says so)
@@ -81,8 +84,9 @@ class Indexer:
         """Read every source to its end (or until cancelled), then close the last records."""
         with gc_pauses.paused(self.freeze):
             self.read_big_files()
-            if len(self.index.sources) == 1:  # (of several read in turn, one first would change their order)
-                early_part.take(self.index, self.index.sources[0], ..., self.cancelled, self.wait_while_deferred)
+            # (of several read in turn, one first would change their order; only a trace has an early part)
+            if len(self.index.sources) == 1 and isinstance(only := self.index.sources[0], TraceFile):
+                early_part.take(self.index, only, ..., self.cancelled, self.wait_while_deferred)
             early_part.drop_all()
             while not self.cancelled():
                 read = self._read_round()
@@ -156,7 +160,7 @@ class Indexer:
             self.index.notes.append(f"{len(unread)} files: indexed in one process "
                                     f"({type(exc).__name__}: {exc})")
 
-    def _wants_parallel(self, source) -> bool:
+    def _wants_parallel(self, source: Source) -> TypeGuard[TraceFile]:
         if not (self.parallel_ok and isinstance(source, TraceFile) and source.scanned_to == 0
                 and source.path not in self._parallel_done):
             return False

@@ -117,7 +117,8 @@ class LiveEvent:
     @property
     def message(self) -> str:
         """`[0/1] recompiled + graph break: 0/0: n == 2` (the first reason, else the function)."""
-        recompile = self.node.compile.verdict.recompile
+        compile_ = self.node.compile  # (the head of the compile the event is of: never None)
+        recompile = compile_.verdict.recompile if compile_ is not None else None
         detail = (recompile.evidence.summary if RECOMPILED in self.what and recompile is not None
                   and recompile.logged else self.node.function() or "")
         return f"[{self.node.id}] {self.title}: {detail}"

@@ -16,7 +16,7 @@ import os
 import pickle
 import sys
 import threading
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 from tlview.index.index import Index
 from tlview.index.pool import (
@@ -29,6 +29,9 @@ from tlview.index.pool import (
 )
 from tlview.index.work_sharing import Share, shared_out
 from tlview.source.trace_file import TraceFile
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor  # (imported when a pool is made: pool.new_pool)
 
 
 def can_fork() -> bool:
@@ -208,7 +211,7 @@ def index_with_pool(index: Index, source: TraceFile, progress, cancelled, worker
     pool, starts, futures = asked.pool, asked.starts, asked.futures
     from concurrent.futures import TimeoutError as FuturesTimeout
 
-    if not starts:
+    if pool is None or not starts:  # (one part: no pool was made)
         take_first(None) or index.feed(source, limit=None)
         progress()
         return
@@ -244,7 +247,7 @@ class AskedParts(NamedTuple):
     """A file's parts asked of a pool: how they were cut and read (`key`), and their futures."""
 
     key: tuple
-    pool: object  # a ProcessPoolExecutor, None when the file is one part (read where it is asked)
+    pool: ProcessPoolExecutor | None  # None when the file is one part (read where it is asked)
     starts: list  # the byte offset of each part after the first range
     futures: list
 
@@ -291,7 +294,7 @@ def start_early(source: TraceFile, workers: int | None = None, first: int = FIRS
         try:
             start_forkserver()
             _ASKED[source.path] = _ask_pool(source, workers, first, step)
-        except Exception:  # noqa: BLE001 - no processes here, or tlview ended meanwhile (a signal):
+        except Exception:  # noqa: BLE001, S110 - no processes here, or tlview ended meanwhile (a signal):
             pass  # the indexing asks again, and says what fails; nothing is printed over the screen
 
     asking = _ASKING[source.path] = threading.Thread(target=ask, name="tlview-pool-start", daemon=True)

@@ -151,7 +151,8 @@ def stdio_with_file_descriptors():
         except (AttributeError, OSError, ValueError):
             usable = False
         if not usable:
-            swapped[name] = (getattr(sys, name), getattr(sys, f"__{name}__") or open(os.devnull, "w"))
+            # (devnull stays open as the stream until it is put back)
+            swapped[name] = (getattr(sys, name), getattr(sys, f"__{name}__") or open(os.devnull, "w"))  # noqa: SIM115
             setattr(sys, name, swapped[name][1])
     try:
         yield

@@ -45,7 +45,8 @@ def shared_out(children: int, share, here, part) -> tuple[dict, bool]:
             child.stop()
         for child in started:
             child.receive_to_end(parts)
-        failed = any([child.wait() for child in started])
+        waited = [child.wait() for child in started]  # (every child: any() of a generator stops at the first)
+        failed = any(waited)
     except BaseException:
         for child in started:  # Ctrl-C, or a failure here: no child may outlive us
             child.kill()
@@ -102,10 +103,11 @@ class PartsChild:
             try:
                 set_up_indexing_child()
                 for fd in [tasks_write, results_read, *(fd for o in others for fd in (o.tasks, o.results))]:
-                    os.close(fd)
+                    if fd is not None:  # (closed there: not held here either)
+                        os.close(fd)
                 _make_given_parts(part, tasks_read, results_write)
                 status = 0
-            except BaseException:  # noqa: BLE001 - the parent reads the pieces it gave here
+            except BaseException:  # noqa: BLE001, S110 - the parent reads the pieces it gave here
                 pass
             finally:
                 os._exit(status)
@@ -135,13 +137,14 @@ class PartsChild:
     def receive(self, parts: dict) -> None:
         """The parts it has sent, waiting only for the rest of one it is sending (a part of
         megabytes would otherwise come 64 KiB, one pipe's worth, per piece done here)."""
-        while not self.ended:
+        results = self.results
+        while not self.ended and results is not None:
             try:
-                data = os.read(self.results, 1 << 16)
+                data = os.read(results, 1 << 16)
             except BlockingIOError:
                 if not self.buffer:
                     break
-                select.select([self.results], [], [])
+                select.select([results], [], [])
                 continue
             if not data:
                 self.ended = True
@@ -157,7 +160,7 @@ class PartsChild:
                     parts[piece] = part
 
     def receive_to_end(self, parts: dict) -> None:
-        while not self.ended:
+        while not self.ended and self.results is not None:
             select.select([self.results], [], [])
             self.receive(parts)
 

@@ -20,15 +20,15 @@ class FilterError(ValueError):
 
 CATEGORIES: dict[str, Callable[[CompileNode], bool]] = {
     # the verdict's kinds: a compile (all its attempts) with such a problem
-    "recompiles": lambda n: n.compile.verdict.has(Kind.RECOMPILE),
-    "graph_breaks": lambda n: n.compile.verdict.has(Kind.GRAPH_BREAK),
+    "recompiles": lambda n: n.compile is not None and n.compile.verdict.has(Kind.RECOMPILE),
+    "graph_breaks": lambda n: n.compile is not None and n.compile.verdict.has(Kind.GRAPH_BREAK),
     "guards": lambda n: bool(n.artifacts_in(Role.GUARDS)) or any(d.is_guard for d in n.dynamic),
     "dynamic": lambda n: bool(n.dynamic),
     "perf_hints": lambda n: bool(n.perf_hints),
     "output_code": lambda n: any(a.kind.name == "inductor_output_code" for a in n.artifacts),
-    "errors": lambda n: n.compile.verdict.has(Kind.FAILURE),
-    "restarts": lambda n: n.compile.verdict.has(Kind.RESTART),
-    "skipped_frames": lambda n: n.compile.verdict.has(Kind.FRAME_SKIPPED),
+    "errors": lambda n: n.compile is not None and n.compile.verdict.has(Kind.FAILURE),
+    "restarts": lambda n: n.compile is not None and n.compile.verdict.has(Kind.RESTART),
+    "skipped_frames": lambda n: n.compile is not None and n.compile.verdict.has(Kind.FRAME_SKIPPED),
 }
 ALIASES = {"recompiles_verbose": "recompiles", "breaks": "graph_breaks",
            "graph_break": "graph_breaks", "failures": "errors", "error": "errors",
@@ -103,9 +103,7 @@ class Filter:
             return False
         if self.categories and not any(CATEGORIES[c](node) for c in self.categories):
             return False
-        if self.text and not (id(node) in self.payload_matches or matches_text(node, self.text)):
-            return False
-        return True
+        return not self.text or id(node) in self.payload_matches or matches_text(node, self.text)
 
 
 def missing_rank(rank: int | None, ranks: list) -> str | None:

@@ -46,15 +46,17 @@ class TreeEntry:
         """What a frame or group entry is called; a compile id's own id."""
         if self.kind == "group":
             return self.label
-        if self.kind == "outside":
-            return outside_title(self.node)
         if self.kind == "frame":
             return frame_title(self)
+        if self.node is None:  # (an outside, compile or attempt entry is its node's)
+            raise ValueError(f"a {self.kind} entry with no node")
+        if self.kind == "outside":
+            return outside_title(self.node)
         return f"[{self.node.id}]"
 
     def shows(self, kind: Kind) -> bool:
         """A stop for a jump (b/r/x): a compile (or Export entry) whose verdict has such a problem."""
-        return self.kind in ("compile", "outside") and self.compile.verdict.has(kind)
+        return self.kind in ("compile", "outside") and self.compile is not None and self.compile.verdict.has(kind)
 
     def compiles_below(self) -> list[TreeEntry]:
         if self.kind == "compile":
@@ -84,10 +86,12 @@ def frame_title(entry: TreeEntry) -> str:
     # named by any of its compiles, also those a filter hides (a refused recompile has no name)
     named = next((n for c in list(entry.frame_compiles) for n in c.attempts if n.function()), None)
     node = named or entry.children[0].node
+    if node is None:  # (a frame's entries below are its compiles': each a node's)
+        raise ValueError("a frame entry with no compile below")
     location = node.location()
     where = location.rsplit("/", 1)[-1] if location else ""
     prefix = f"!{autograd} " if autograd is not None else ""
-    if node.compile.verdict.export:
+    if node.compile is not None and node.compile.verdict.export:
         return "torch.export (no Dynamo frame)"
     function = node.function() or "?"
     resumed_in = resumed(function)
@@ -244,10 +248,13 @@ class TreeModel:
         if ((self.filter.active and not self.filter.matches(node)) or not node.outside_items()
                 or not self.stands_for_itself(node.group)):
             return
-        status = node.compile.status
+        compile_ = node.compile
+        if compile_ is None:  # (an Export entry's node has its compile: Index.outside_node)
+            return
+        status = compile_.status
         if entry is None:
             self._insert(self._group_entry(node.group, delta), TreeEntry(key, "outside", node.group, (-1,), node,
-                                                                          node.compile, status), delta)
+                                                                          compile_, status), delta)
         else:
             entry.status = status
             delta.changed.append(entry)
@@ -271,7 +278,7 @@ class TreeModel:
         if frame is None:
             parent = self._group_entry(group, delta)
             frame = TreeEntry(frame_key, "frame", group, (compile_.head.seq,),
-                              frame_compiles=compile_.frame.compiles)
+                              frame_compiles=compile_.frame.compiles if compile_.frame is not None else [])
             self._insert(parent, frame, delta)
         return frame
 
@@ -327,7 +334,11 @@ class TreeModel:
 
     def newest_compile(self) -> TreeEntry | None:
         shown = [e for e in (self.by_key.get(("cid", n.group, n.compile.key)) for n in self._newest.values()) if e]
-        return max(shown, key=lambda e: max(n.seq for n in e.compile.attempts), default=None)
+
+        def newest_attempt(entry: TreeEntry) -> int:
+            return max(n.seq for n in entry.compile.attempts) if entry.compile is not None else -1
+
+        return max(shown, key=newest_attempt, default=None)
 
     def next_matching(self, current: TreeEntry | None, predicate, step: int,
                       wrap: bool = True) -> TreeEntry | None:
