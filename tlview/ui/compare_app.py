@@ -94,7 +94,7 @@ class CompareApp(App[int]):
                 yield TreeNote(id="tree-note")
             with Vertical():
                 yield Static(id="problem")
-                yield DetailPane(Selection(None, None), id="detail")
+                yield DetailPane(Selection(None, None), id="detail")  # type: ignore[arg-type]  # (no run read yet: nothing shown)
         yield FilterBar(self.flt, id="filter-input")
         yield SearchBar(id="search-input")
         yield KeyHints()
@@ -178,7 +178,8 @@ class CompareApp(App[int]):
         self.query_one("#problem", Static).update(said)
         seen = self.tree.seen
         found = self._entries.get(seen.occurrence.node) if seen is not None else None
-        selection = Selection(*found) if found is not None else Selection(None, None)
+        # (no occurrence chosen: nothing shown, as before the runs were read)
+        selection = Selection(*found) if found is not None else Selection(None, None)  # type: ignore[arg-type]
         if selection != self.detail.selection:
             self.detail.show(selection)
 
@@ -194,7 +195,8 @@ class CompareApp(App[int]):
         model's verdict: JUMPS), as in the explorer: it stops once at the last before wrapping."""
         predicate = JUMPS[kind]
         stops = [leaf for leaf in self.tree.leaves()
-                 if (found := self._entries.get(leaf.data.occurrence.node)) and predicate(found[1])]
+                 if isinstance(leaf.data, Seen) and (found := self._entries.get(leaf.data.occurrence.node))
+                 and predicate(found[1])]
         name = NAMES[kind]
         if not stops:
             self.notify(f"no {name}s in these problems", timeout=2)
@@ -217,6 +219,7 @@ class CompareApp(App[int]):
         self.tree.select(target)
         self.screen.set_focus(self.tree)
         seen = target.data
+        assert isinstance(seen, Seen)  # (stops are occurrences)
         self.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {seen.run} "
                     f"[{seen.occurrence.compile_id}]", timeout=1.5, markup=False)
 

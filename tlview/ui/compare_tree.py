@@ -11,6 +11,7 @@ from textual.widgets.tree import TreeNode
 from tlview.diagnose.compare import Comparison, Occurrence, Problem
 from tlview.report.rich_text import short_path
 from tlview.textsafe import one_line, visible_name
+from tlview.ui.detail import DetailPane
 from tlview.ui.keys import COMPARE_TREE_BINDINGS
 from tlview.ui.tree_keys import KeyedTree
 
@@ -59,8 +60,10 @@ class CompareTree(KeyedTree):
     def on_resize(self) -> None:
         for group in self.root.children:
             for item in group.children:
+                if item.data is None:
+                    continue
                 label = problem_label(item.data, self._room())
-                if label.plain != item.label.plain:
+                if label.plain != str(item.label):  # (a Text is its plain text as a str)
                     item.set_label(label)
 
     @staticmethod
@@ -102,7 +105,7 @@ class CompareTree(KeyedTree):
         """Enter on a problem or an occurrence: into the pane, as on a compile id of the explorer."""
         if not isinstance(node.data, (Problem, Seen)):
             return False
-        self.app.detail.focus_pane()
+        self.app.query_one(DetailPane).focus_pane()
         return True
 
 

@@ -6,8 +6,9 @@ from importlib import import_module
 
 from textual import on
 from textual.containers import Vertical
-from textual.widget import AwaitMount
+from textual.widget import AwaitMount, Widget
 from textual.widgets import TabbedContent, TabPane, Tabs
+from textual.widgets._tabs import Underline  # (Tabs exports no name for its underline)
 
 from tlview.report.rich_text import missing_sources_line
 from tlview.ui.pane import Pane, Selection
@@ -123,7 +124,7 @@ class DetailPane(Vertical):
         if inside:
             self.screen.set_focus(None)
         if tabs.active and tabs.active != tab_id and (shown := self.query(f"#{tabs.active}-pane")):
-            shown.first().leave()
+            shown.first(Pane).leave()
         tabs.active = tab_id
         self._underline_now(tabs)
         if inside:
@@ -139,7 +140,7 @@ class DetailPane(Vertical):
         if active is None or not active.region:  # (not laid out yet: Tabs does it after)
             return
         start, end = active.virtual_region.shrink(active.styles.gutter).column_span
-        underline = bar.query_one("Underline")
+        underline = bar.query_one(Underline)
         underline.highlight_start, underline.highlight_end = start, end
 
     def pane(self, tab_id: str | None = None) -> Pane:
@@ -148,12 +149,13 @@ class DetailPane(Vertical):
         tab_id = tab_id or self.active
         if not self.query(f"#{tab_id}-pane"):
             self._mount_pane(tab_id)
-        return self.query_one(f"#{tab_id}-pane")
+        return self.query_one(f"#{tab_id}-pane", Pane)
 
     async def pane_mounted(self, tab_id: str) -> Pane:
         """The pane of a tab, with its widgets."""
         pane = self.pane(tab_id)
         if not pane.is_mounted:
+            assert isinstance(pane.parent, Widget)  # (mounted into its tab, which is one)
             await AwaitMount(pane.parent, [pane])
         return pane
 
@@ -201,7 +203,7 @@ class DetailPane(Vertical):
 
     @on(TabbedContent.TabActivated)
     def _tab_changed(self, event: TabbedContent.TabActivated) -> None:
-        self._fill(event.pane.id)
+        self._fill(event.pane.id or "")
         self._label_tabs()
 
     def on_resize(self) -> None:

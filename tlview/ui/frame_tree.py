@@ -10,6 +10,8 @@ widget only when it is expanded (measured: 10,000 expanded ids cost 100 ms per l
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
+from typing import Protocol, runtime_checkable
 
 from rich.text import Text
 from textual._loop import loop_last
@@ -36,6 +38,15 @@ LAYOUT_READING = 2.0
 LAYOUT_AFTER_KEY = 0.05  # seconds between two looks for a moment with no key coming first
 LAYOUT_HOLD = 0.1  # seconds the indexing steps back for a layout while a person reads
 DRAWN_LINES = 256  # drawn lines kept (FrameTree._render_line)
+
+
+@runtime_checkable
+class TreeApp(Protocol):
+    """What the tree asks of the explorer it is in."""
+
+    def reading(self) -> bool: ...  # the user reads: a layout waits
+    def hold_back(self, seconds: float) -> None: ...  # keys wait this long for the frame
+    def open_entry(self, entry: TreeEntry) -> None: ...  # Enter: into the pane
 
 
 class FrameTree(KeyedTree[TreeEntry]):
@@ -161,7 +172,7 @@ class FrameTree(KeyedTree[TreeEntry]):
             self.set_timer(LAYOUT_AFTER_KEY, self._lay_out_unless_keys)
             return
         self._layout_due = False
-        if self._stale and getattr(self.app, "reading", bool)():
+        if self._stale and isinstance(self.app, TreeApp) and self.app.reading():
             self.app.hold_back(LAYOUT_HOLD)  # the layout and its frame, before the next key
         self.lay_out_if_stale()
 
@@ -197,7 +208,7 @@ class FrameTree(KeyedTree[TreeEntry]):
                 in_place += 1
                 lines_in_place += len(laid[0])
                 widest = max(widest, laid[1])
-        lines: list[_TreeLine[TreeEntry]] = previous[:lines_in_place] if in_place else []
+        lines: list[_TreeLine[TreeEntry]] = previous[:lines_in_place] if previous and in_place else []
         for top in tops[in_place:]:
             laid = kept.get(top._id)
             if laid is None:
@@ -297,6 +308,7 @@ class FrameTree(KeyedTree[TreeEntry]):
         """Show what changed in the model: added, changed and removed entries only; the new lines
         are laid out when due (lay_out_when_due)."""
         if delta.rebuilt:
+            assert self.model is not None  # (a delta comes from the model shown)
             self.show_model(self.model)
             return
         for entry in delta.removed:
@@ -333,7 +345,7 @@ class FrameTree(KeyedTree[TreeEntry]):
         # up to the App (nothing here listens): at 20,000 ranks, 80,000 dispatches that held the
         # keys pressed meanwhile for 300 ms. One layout after.
         for node in list(self._by_key.values()):
-            if node.data.kind == "frame" and node._expanded and node.id not in keep:
+            if node.data is not None and node.data.kind == "frame" and node._expanded and node.id not in keep:
                 node._expanded = False
                 node._updates += 1
         self._invalidate()
@@ -342,6 +354,8 @@ class FrameTree(KeyedTree[TreeEntry]):
         """Add new entries in their places among the siblings shown. The model holds the entries
         shown plus these new ones, so a new entry's place is before the first sibling after it
         that is not new. One search per entry over all its siblings cost 5.7 s for 4,671 ids."""
+        model = self.model
+        assert model is not None  # (entries are added to the model shown)
         by_parent: dict[int, tuple[TreeEntry | None, list[TreeEntry]]] = {}
         for entry in added:  # parents first: a parent's group comes before its children's
             by_parent.setdefault(id(entry.parent), (entry.parent, []))[1].append(entry)
@@ -352,9 +366,9 @@ class FrameTree(KeyedTree[TreeEntry]):
             new = {id(e) for e in entries if e.key not in self._by_key}
             if not new:
                 continue
-            siblings = parent_entry.children if parent_entry is not None else self.model.roots
+            siblings = parent_entry.children if parent_entry is not None else model.roots
             if all(id(s) in new for s in siblings[len(siblings) - len(new):]):
-                places = range(len(siblings) - len(new), len(siblings))  # the usual case: appended
+                places: Sequence[int] = range(len(siblings) - len(new), len(siblings))  # the usual case: appended
             else:
                 places = sorted(i for i, s in enumerate(siblings) if id(s) in new)
             before: dict[int, TreeNode | None] = {}
@@ -387,8 +401,8 @@ class FrameTree(KeyedTree[TreeEntry]):
             node = node.parent
         self._top_lines.pop(node._id, None)
 
-    def _materialize(self, node: TreeNode) -> None:
-        if node.id in self._pending:
+    def _materialize(self, node: TreeNode[TreeEntry]) -> None:
+        if node.id in self._pending and node.data is not None:
             self._pending.discard(node.id)
             for child in node.data.children:
                 if child.key not in self._by_key:
@@ -439,7 +453,8 @@ class FrameTree(KeyedTree[TreeEntry]):
             return False
         # Not a message: a key typed right after Enter (`/` to search the pane) must find the
         # focus already moved, and a message would be handled after it.
-        self.app.open_entry(node.data)
+        if isinstance(self.app, TreeApp):
+            self.app.open_entry(node.data)
         return True
 
     def before_expand(self, node: TreeNode[TreeEntry]) -> None:

@@ -8,8 +8,10 @@ from functools import wraps
 
 from textual.css.query import NoMatches
 from textual.message import Message
+from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
+from tlview.diagnose.compare import Comparison
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.rank_history import RankGroups
 from tlview.index.index import Index
@@ -32,7 +34,7 @@ class IndexGrew(Message):
 class ComparisonReady(Message):
     """Both runs of --compare are read and matched."""
 
-    comparison: object  # diagnose.compare.Comparison
+    comparison: Comparison
     before: Index
     after: Index
     flt: Filter | None = None  # what it kept of both runs (a newer filter makes it stale)
@@ -105,11 +107,11 @@ class WorkDone(Message):
     Worker.StateChanged stays with the widget (it does not bubble): a pane loader that failed was
     never shown."""
 
-    widget: object
+    widget: Widget
     error: BaseException | None
 
 
-def work_done(widget: object, event: Worker.StateChanged) -> WorkDone | None:
+def work_done(widget: Widget, event: Worker.StateChanged) -> WorkDone | None:
     """What a widget running thread workers posts as one's state changes (its
     `on_worker_state_changed`): WorkDone once it ended, for the app."""
     if event.state in (WorkerState.ERROR, WorkerState.SUCCESS):
