@@ -17,7 +17,9 @@ from tlview.views.tree import TreeEntry
 def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
     """The verdict's graph breaks: of the compiles below a frame or rank, of a compile, or of one
     attempt; those implied by a restart (not logged) are said so."""
-    compiles = [c.compile for c in entry.compiles_below()] if entry.node is None else [entry.compile]
+    entries = entry.compiles_below() if entry.node is None else [entry]
+    # (the None test is for mypy: the index makes a Compile for each node)
+    compiles = [e.compile for e in entries if e.compile is not None]
     problems = [p for c in compiles for p in c.verdict.problems
                 if entry.kind != "attempt" or p.node is entry.node]
     groups: dict[tuple, list] = {}

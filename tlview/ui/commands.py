@@ -4,30 +4,48 @@ from the same tables the keys and the filter use."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import Protocol
 
-from textual.app import App, SystemCommand
+from textual.app import SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 
 from tlview.domain.rank_history import rank_groups
+from tlview.index.index import Index
 from tlview.report.rich_text import ranks_text
 from tlview.ui.detail import TABS
 from tlview.views.filters import CATEGORIES
 from tlview.views.tree import JUMPS
 
 
-def tlview_commands(app: App) -> Iterable[SystemCommand]:
+class CommandsApp(Protocol):
+    """What the palette's commands run: the explorer's and the compare view's actions."""
+
+    @property
+    def index(self) -> Index: ...
+    def set_filter(self, expression: str) -> None: ...
+    def action_clear_filter(self) -> None: ...
+    def action_jump(self, kind: str, step: int) -> None: ...
+    def action_show_tab(self, tab_id: str) -> None: ...
+    def action_copy_payload(self) -> None: ...
+    def action_help(self) -> None: ...
+
+
+def tlview_commands(app: CommandsApp) -> Iterable[SystemCommand]:
     for word in CATEGORIES:
         yield SystemCommand(f"Filter: {word}", f"show only compile ids with {word}",
                             lambda w=word: app.set_filter(w))
     yield SystemCommand("Filter: clear", "show every compile id", app.action_clear_filter)
     for kind in JUMPS:
-        yield SystemCommand(f"Jump: next {kind}", f"select the next compile id with {'an' if kind[0] in 'aeiou' else 'a'} {kind}",
+        article = "an" if kind[0] in "aeiou" else "a"
+        yield SystemCommand(f"Jump: next {kind}", f"select the next compile id with {article} {kind}",
                             lambda k=kind: app.action_jump(k, 1))
     for tab_id, title, what, _ in TABS:
         yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))
     # ranks of one compile history are one command (1,024 ranks: never 1,024 rows)
-    for group in app.model.ranks or rank_groups(app.index):
+    # (only TlviewApp has a model: on CompareApp this raises, and its palette lacks the rest)
+    model = app.model  # type: ignore[attr-defined]  # CompareApp has none, see above
+    for group in model.ranks or rank_groups(app.index):
         stands = f" (it stands for {ranks_text(group.ranks)})" if group.count > 1 else ""
         yield SystemCommand(f"Rank: {group.title()}", f"show rank {group.rank} only{stands}",
                             lambda r=group.rank: app.set_filter(f"rank:{r}"))

@@ -14,7 +14,9 @@ UNKNOWN_WIDTH = 100  # before the pane has a size
 
 def diff_text(selection: Selection, width: int = UNKNOWN_WIDTH) -> str:
     """Reads records from disk: call from a worker. Message lines wrap at `width`."""
-    node = selection.entry.node
+    node = selection.entry.node if selection.entry is not None else None
+    # TextPane.show asks only for an entry with a node; the index links each node to its compile
+    assert node is not None and node.compile is not None
     recompile = node.compile.verdict.recompile
     if recompile is not None and not recompile.logged:
         message = (f"[{node.id}] recompiled, but its reason was not logged: {recompile.why}.")
@@ -54,9 +56,11 @@ class DiffPane(TextPane):
 
     def on_resize(self) -> None:
         """Wrap the messages again to the new width (not while hidden: no width then)."""
-        shown = self._selection is not None and self._selection.entry is not None
-        if shown and self.size.width - BESIDE_TEXT > 20 and self._text_width() != self._width:
-            self.show(self._selection)
+        selection = self._selection
+        if selection is None or selection.entry is None:
+            return  # nothing shown
+        if self.size.width - BESIDE_TEXT > 20 and self._text_width() != self._width:
+            self.show(selection)
 
     def text_for(self, selection: Selection) -> str:
         return diff_text(selection, self._width)

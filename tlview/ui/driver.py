@@ -60,12 +60,14 @@ class _Output:
 class TlviewDriver(LinuxDriver):
     def __init__(self, app, **kwargs) -> None:
         super().__init__(app, **kwargs)
-        self._file = _Output(self._file)
+        # (Textual declares a TextIOWrapper; its writer thread only writes, flushes and asks the fileno)
+        self._file = _Output(self._file)  # type: ignore[assignment]  # duck-typed file, see above
         self._stopped = False  # suspended by our SIGTSTP handler, not resumed yet
-        self._loop: asyncio.AbstractEventLoop | None = None
+        # (not Driver's own `_loop`, which it posts the input's messages to)
+        self._redraw_loop: asyncio.AbstractEventLoop | None = None
 
     def start_application_mode(self) -> None:
-        self._loop = asyncio.get_running_loop()  # for the redraw after a resume (signal handler)
+        self._redraw_loop = asyncio.get_running_loop()  # for the redraw after a resume (signal handler)
         super().start_application_mode()
 
     def process_message(self, message) -> None:
@@ -119,8 +121,8 @@ class TlviewDriver(LinuxDriver):
             return
         self._stopped = False
         self.resume_application_mode()
-        if self._loop is not None:
-            self._loop.call_soon_threadsafe(self._redraw)
+        if self._redraw_loop is not None:
+            self._redraw_loop.call_soon_threadsafe(self._redraw)
 
     def _redraw(self) -> None:
         self._app.refresh(repaint=True, layout=True)

@@ -31,10 +31,13 @@ class DynamicPane(Pane, Tree):
             return
         self.load(selection)
 
-    @work(thread=True, exclusive=True, group="dynamic-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
+    # a failure is shown (app._worker_changed)
+    @work(thread=True, exclusive=True, group="dynamic-load", exit_on_error=False)
     def load(self, selection: Selection) -> None:
         # summaries read each event's fields from disk: thousands of them, here and not on the UI thread
-        groups = group_dynamic(selection.entry.node.dynamic)
+        entry = selection.entry
+        assert entry is not None and entry.node is not None  # show() loads only an entry with a node
+        groups = group_dynamic(entry.node.dynamic)
         lines = [[Text(visible(event.summary)) for event in group.events] for group in groups]
         self.app.call_from_thread(self._fill, selection, groups, lines)
 
@@ -47,7 +50,7 @@ class DynamicPane(Pane, Tree):
             node = self.root.add(self._header(group.label, len(texts), folded=group.folded),
                                  data=(group.label, texts), expand=not group.folded)
             if not group.folded:
-                self._add_lines(node)
+                self._add_lines(node, texts)
         self.cursor_line = 0
 
     @staticmethod
@@ -59,22 +62,23 @@ class DynamicPane(Pane, Tree):
         return header
 
     @staticmethod
-    def _add_lines(node: TreeNode) -> None:
+    def _add_lines(node: TreeNode, texts: list[Text]) -> None:
         """A group's events under its header (a folded one's when it is first opened)."""
-        for text in node.data[1]:
+        for text in texts:
             node.add_leaf(text)
 
+    # (not `_opened`/`_closed`: Textual's MessagePump keeps its own `_closed` flag)
     @on(Tree.NodeExpanded)
-    def _opened(self, event: Tree.NodeExpanded) -> None:
+    def _group_opened(self, event: Tree.NodeExpanded) -> None:
         event.stop()
         node = event.node
         if isinstance(node.data, tuple):
             if not node.children:
-                self._add_lines(node)
+                self._add_lines(node, node.data[1])
             node.set_label(self._header(node.data[0], len(node.data[1]), folded=False))
 
     @on(Tree.NodeCollapsed)
-    def _closed(self, event: Tree.NodeCollapsed) -> None:
+    def _group_closed(self, event: Tree.NodeCollapsed) -> None:
         event.stop()
         node = event.node
         if isinstance(node.data, tuple):
@@ -84,7 +88,12 @@ class DynamicPane(Pane, Tree):
         """What the pane shows: each group's header, and the events of the open ones."""
         out = []
         for node in self.root.children:
-            out.append(node.label.plain)
+            out.append(_plain(node.label))
             if node.is_expanded:
-                out += [f"  {child.label.plain}" for child in node.children]
+                out += [f"  {_plain(child.label)}" for child in node.children]
         return "\n".join(out)
+
+
+def _plain(label: str | Text) -> str:
+    """A tree label's text (Textual keeps each label as Text, though it declares str too)."""
+    return label.plain if isinstance(label, Text) else label

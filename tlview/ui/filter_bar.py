@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from textual import on
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Input
 
 from tlview.ui.bar_input import BarInput
@@ -28,7 +29,7 @@ class FilterBar(BarInput):
         super().__init__(value=flt.expression(), placeholder="filter: recompiles graph_breaks errors "
                          "rank:N or text  (Enter: keep, Esc: clear)", **kwargs)
         self.display = False
-        self._came_from = None  # the widget focused when `/` opened the bar
+        self._came_from: Widget | None = None  # the widget focused when `/` opened the bar
 
     def open(self) -> None:
         self._came_from = self.screen.focused
@@ -39,7 +40,7 @@ class FilterBar(BarInput):
         self.display = True
         self.value = expression
 
-    def action_submit(self) -> None:
+    def action_submit(self) -> None:  # type: ignore[override]  # sync: BarInput calls it as Enter comes
         # The focus goes back at once, not with a message: a key typed right after Enter (`j`)
         # is for the tree, not for the bar.
         self.display = False

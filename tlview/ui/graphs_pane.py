@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from rich.text import Text
 from textual import on, work
 from textual.containers import Horizontal, Vertical
@@ -9,7 +11,9 @@ from textual.widgets import OptionList, Select, Static
 from textual.widgets.option_list import Option
 
 from tlview.domain.artifacts import Artifact
+from tlview.domain.compile_node import CompileNode
 from tlview.domain.role import Role
+from tlview.index.kinds import RecordKind
 from tlview.textsafe import visible
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, first_block
@@ -17,18 +21,27 @@ from tlview.ui.text_size import SteadyOptionList
 from tlview.views.tree import TreeEntry
 
 
-def graphs_node(entry: TreeEntry):
+def graphs_node(entry: TreeEntry) -> CompileNode | None:
     """The node whose graphs an entry shows: a compile's, those of its attempt that traced."""
     if entry.node is None:
         return None
-    return entry.compile.attempt_with_graphs() if entry.kind == "compile" else entry.node
+    if entry.kind == "compile":
+        assert entry.compile is not None  # a compile entry has its Compile (views/tree.py)
+        return entry.compile.attempt_with_graphs()
+    return entry.node
+
+
+def kind_order(artifact: Artifact) -> int:
+    """Where the artifact's kind comes in the Graphs pane. Each kind is the index's RecordKind,
+    which has an order; the domain's ArtifactKind does not declare it."""
+    return cast(RecordKind, artifact.kind).order
 
 
 def graph_artifacts(entry: TreeEntry) -> list[Artifact]:
     """Graphs and code first, in the order a user walks a compile, then the other artifacts."""
     node = graphs_node(entry)
     arts = [a for a in node.artifacts if a.kind.role.in_graphs_pane] if node else []
-    return sorted(arts, key=lambda a: (a.kind.order, a.rec))
+    return sorted(arts, key=lambda a: (kind_order(a), a.rec))
 
 
 SIDE_LIST_FROM = 100  # terminal columns from which the list stands beside the code
@@ -45,12 +58,12 @@ def same_or_nearest(artifacts: list[Artifact], chosen: tuple[str, int, int] | No
     same = [i for i, a in enumerate(artifacts) if a.name == name]
     if same:
         return same[min(nth, len(same) - 1)]
-    return min(range(len(artifacts)), key=lambda i: (abs(artifacts[i].kind.order - order), i))
+    return min(range(len(artifacts)), key=lambda i: (abs(kind_order(artifacts[i]) - order), i))
 
 
 def choice_of(artifacts: list[Artifact], index: int) -> tuple[str, int, int]:
     art = artifacts[index]
-    return art.name, sum(1 for a in artifacts[:index] if a.name == art.name), art.kind.order
+    return art.name, sum(1 for a in artifacts[:index] if a.name == art.name), kind_order(art)
 
 
 class GraphSelect(Select):
@@ -104,9 +117,12 @@ class GraphsPane(Pane, Horizontal):
 
     def show(self, selection: Selection) -> None:
         entry = selection.entry
-        self._artifacts = graph_artifacts(entry) if entry is not None else []
-        source = graphs_node(entry) if entry is not None else None
-        self._from = f"[{source.id}] " if source is not None and source is not entry.node else ""
+        if entry is None:
+            self._artifacts, self._from = [], ""
+        else:
+            self._artifacts = graph_artifacts(entry)
+            source = graphs_node(entry)
+            self._from = f"[{source.id}] " if source is not None and source is not entry.node else ""
         options = self.query_one("#graph-list", OptionList)
         options.clear_options()
         options.add_options([Option(Text(visible(a.label), no_wrap=True, overflow="ellipsis"), id=str(i))
@@ -152,7 +168,8 @@ class GraphsPane(Pane, Horizontal):
         if isinstance(event.value, int) and options.highlighted != event.value:
             options.highlighted = event.value  # which loads it
 
-    @work(thread=True, exclusive=True, group="graph-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
+    # a failure is shown (app._worker_changed)
+    @work(thread=True, exclusive=True, group="graph-load", exit_on_error=False)
     def load(self, artifact: Artifact) -> None:
         payload = artifact.load()  # a big one is read and hashed in steps
         info = Text(f"{self._from}{visible(artifact.label)}  {len(payload.lines):,} lines")

@@ -12,7 +12,12 @@ def guards_text(selection: Selection) -> str:
     """Read from disk: call from a worker thread. A compile's are those of its attempt that
     built guards (after a restart, not the first attempt's: it built none)."""
     entry = selection.entry
-    node = entry.compile.attempt_with_guards() if entry.kind == "compile" else entry.node
+    assert entry is not None and entry.node is not None  # TextPane.show asks only for an entry with a node
+    if entry.kind == "compile":
+        assert entry.compile is not None  # a compile entry has its Compile (views/tree.py)
+        node = entry.compile.attempt_with_guards()
+    else:
+        node = entry.node
     parts = [f"# the guards of {node.id}, the attempt that compiled"] if node is not entry.node else []
     named = None
     for art in node.artifacts_in(Role.GUARDS):

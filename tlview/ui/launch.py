@@ -21,6 +21,9 @@ import tempfile
 import threading
 from concurrent.futures import ThreadPoolExecutor
 
+from textual.app import App
+from textual.driver import Driver
+
 from tlview.index.pool import stop_pools
 from tlview.ui import early_signals
 from tlview.ui.app import TlviewApp
@@ -54,15 +57,18 @@ def run_compare(before: str, after: str, latest: bool = False, flt: Filter | Non
 UI_SWITCH_INTERVAL = 0.001
 
 
-def run_until_signalled(app: TlviewApp) -> int:
-    """Run the app; a signal in ENDING_SIGNALS makes it exit cleanly with 128 + its number (or
-    past GRACE, ends it)."""
+def run_until_signalled(app: App[int]) -> int:
+    """Run the app (the explorer or the compare view); a signal in ENDING_SIGNALS makes it exit
+    cleanly with 128 + its number (or past GRACE, ends it)."""
+    driver: type[Driver] | None
     try:
         from tlview.ui.driver import TlviewDriver
+
+        driver = TlviewDriver
     except ImportError:  # no termios (Windows): Textual's own driver
-        TlviewDriver = None
-    if TlviewDriver is not None and app.driver_class is TlviewDriver.__base__:
-        app.driver_class = TlviewDriver  # (not one chosen with TEXTUAL_DRIVER)
+        driver = None
+    if driver is not None and app.driver_class is driver.__base__:
+        app.driver_class = driver  # (not one chosen with TEXTUAL_DRIVER)
     told, tell = os.pipe()  # the signal's number goes to the thread that keeps the deadline
     threading.Thread(target=_end_after_grace, args=(told, _terminal_modes()), daemon=True,
                      name="tlview-deadline").start()
@@ -86,7 +92,7 @@ class _UnwaitedExecutor(ThreadPoolExecutor):
         super().shutdown(wait=False, cancel_futures=True)
 
 
-async def _run(app: TlviewApp, tell: int) -> int:
+async def _run(app: App[int], tell: int) -> int:
     loop = asyncio.get_running_loop()
     loop.set_default_executor(_UnwaitedExecutor())
     received: list[int] = []
@@ -160,7 +166,7 @@ def _leave_things_clean(modes) -> None:
 
             termios.tcsetattr(fd, termios.TCSANOW, modes)
         os.write(fd, RESET.encode())  # (a terminal that takes no more: EAGAIN)
-    except Exception:  # noqa: BLE001 - a full or dead terminal: nothing more to do for it
+    except Exception:  # noqa: BLE001, S110 - a full or dead terminal: nothing more to do for it
         pass
     finally:
         os.close(fd)
@@ -177,10 +183,10 @@ def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list
     if demo:
         from tlview.source.replay import Replay
 
-        path = tempfile.mkdtemp(prefix="tlview-demo-")
-        replay = Replay(path).start()
+        path = folder = tempfile.mkdtemp(prefix="tlview-demo-")
+        replay = Replay(folder).start()
         name = "demo"
-        cleanup += [replay.stop, lambda: shutil.rmtree(path, ignore_errors=True)]
+        cleanup += [replay.stop, lambda: shutil.rmtree(folder, ignore_errors=True)]
     elif run is not None:
         from tlview.source.job import Job
 
@@ -200,13 +206,16 @@ def run_live(flt: Filter, path: str | None = None, demo: bool = False, run: list
         path, name = copy.path, "stdin"
         cleanup.append(copy.remove)
         ended = copy.done.is_set
+    assert path is not None  # --follow PATH, or made above: --demo's folder, --run's, stdin's copy
     app = TlviewApp(path, flt, follow=True, poll=poll, job=job, input_ended=ended, name=name,
                     private_path=copy is not None,
                     nothing_came=(lambda: copy.why_nothing() is not None) if copy is not None else None)
     if copy is not None:
         # The pipe's first line tells trace from text; the follower takes the copy as that kind
         # (it is empty until then: the follower waits).
-        copy.start(on_kind=lambda told: setattr(app.live.follower, "kind", told))
+        live = app.live
+        assert live is not None  # follow=True: the app made its LiveIndex
+        copy.start(on_kind=lambda told: setattr(live.follower, "kind", told))
     try:
         code = run_until_signalled(app)
     finally:

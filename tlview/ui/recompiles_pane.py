@@ -6,6 +6,7 @@ from __future__ import annotations
 from rich.text import Text
 from textual import on
 from textual.containers import Vertical
+from textual.visual import VisualType
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -46,6 +47,7 @@ class RecompilesPane(Pane, Vertical):
         if reasons:
             said = Text(f"[{node.id}] recompiled: {len(reasons)} cached compile(s) rejected "
                         "this call. Enter jumps to the compile whose guard failed.", style="bold")
+            assert node.compile is not None  # a node of the index: linked to its compile when it was made
             recompile = node.compile.verdict.recompile
             excerpt = selection.excerpt(recompile.source_place) if recompile is not None else None
             if excerpt is not None:
@@ -86,4 +88,9 @@ class RecompilesPane(Pane, Vertical):
 
     def copy_text(self) -> str:
         options = self.query_one("#recompile-list", OptionList)
-        return "\n".join(options.get_option_at_index(i).prompt.plain for i in range(options.option_count))
+        return "\n".join(_plain(options.get_option_at_index(i).prompt) for i in range(options.option_count))
+
+
+def _plain(prompt: VisualType) -> str:
+    """An option's text: each prompt here is a Text (OptionList declares any visual)."""
+    return prompt.plain if isinstance(prompt, Text) else str(prompt)

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import time
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.text import Text
 from textual import work
 from textual.containers import Vertical
@@ -44,7 +44,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     summary = run_summary(index, rank, rows, between=go_on)
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
-    parts = []
+    parts: list[RenderableType] = []
     if hang := hang_lines(div):  # "why did my job hang" comes first
         parts.append(Text("Why the job may hang", style="bold red"))
         parts += [Text(f"  ⚠ {visible(line)}", style="red") for line in hang[:40]]
@@ -84,7 +84,8 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     go_on()
     parts.append(Text(""))
     if trie.children:
-        parts += trie_tree(trie, grouped, "Stack trie: the calls that led to each compile").renderables  # (parts: a stop between)
+        # (parts: a stop between)
+        parts += trie_tree(trie, grouped, "Stack trie: the calls that led to each compile").renderables
     else:
         parts.append(Text("Stack trie: no call stacks in these logs" + (
             "" if index.has_traces else " (TORCH_LOGS text has none; a TORCH_TRACE does)"), style="dim"))

@@ -67,7 +67,12 @@ class StatusLine(Horizontal):
 
     def _show(self, facts: StatusFacts) -> None:
         bar = self.query_one(ProgressBar)
-        width = self.size.width - (int(bar.styles.width.value) if bar.display else 0) if self.size.width else None
+        beside = 0  # the bar's columns, while it shows
+        if bar.display:
+            bar_width = bar.styles.width
+            assert bar_width is not None  # DEFAULT_CSS sets it
+            beside = int(bar_width.value)
+        width = self.size.width - beside if self.size.width else None
         text = status_text(facts, width)
         if _same(text, self._shown):
             return
@@ -156,18 +161,18 @@ def _fitted(parts: list[tuple[int | None, Text]], name: Text, width: int | None)
     def length() -> int:
         return sum(text.cell_len for _, text in parts)
 
-    def shorten(to: int) -> None:
+    def shorten(to: int, width: int) -> None:
         if length() > width:
             name.truncate(max(to, name.cell_len - (length() - width)), overflow="ellipsis")
 
     if width is not None:
         for drop in sorted({d for d, _ in parts if d is not None}):
             if drop == 5:  # before the counts go, the name gets shorter
-                shorten(NAME_SHORT)
+                shorten(NAME_SHORT, width)
             if length() <= width:
                 break
             parts = [(d, text) for d, text in parts if d != drop]
-        shorten(NAME_SHORTEST)
+        shorten(NAME_SHORTEST, width)
     line = Text()
     for _, text in parts:
         line.append_text(text)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 from textual.containers import Vertical
 
 from tlview.diagnose.classify import diagnose_node
+from tlview.domain.artifacts import Artifact
 from tlview.domain.role import Role
 from tlview.domain.status import Status
 from tlview.domain.verdict import Kind, place_of
@@ -41,8 +42,9 @@ def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFile
     `grouped`: the run has several ranks or processes."""
     node = entry.node
     compile_ = entry.compile
+    assert node is not None and compile_ is not None  # a compile entry has both (views/tree.py makes it so)
     status = entry.status or compile_.status  # "compiling" while following
-    parts = []
+    parts: list[RenderableType] = []
     title = Text(f"{status.symbol} [{node.id}] {status.word}", style=status.style)
     if node.rank is not None or grouped:
         title.append(f"   {node.group.label()}", style="dim")
@@ -118,15 +120,18 @@ def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFile
 def outside_summary(entry: TreeEntry) -> Group:
     """A group's records of no compile id: export's programs, guards and symbols, what they are."""
     node = entry.node
+    compile_ = entry.compile
+    assert node is not None and compile_ is not None  # an outside entry has both (views/tree.py makes it so)
     counts: dict[str, int] = {}
-    for name in [a.name for a in node.outside_items() if getattr(a, "role", None) not in (Role.DYNAMIC, None)] + \
+    for name in [a.name for a in node.outside_items() if isinstance(a, Artifact) and a.role is not Role.DYNAMIC] + \
             [d.kind for d in node.dynamic]:
         counts[name] = counts.get(name, 0) + 1
-    verdict = entry.compile.verdict
-    parts = [Text(visible(entry.title), style="bold magenta"),
-             Text("Records written outside any compile: torch.export's, or a compile's records that "
-                  "carry no compile id. Graphs shows the exported programs, Guards the guards "
-                  "added, Dynamic shapes the symbols.", style="dim")]
+    verdict = compile_.verdict
+    parts: list[RenderableType] = [
+        Text(visible(entry.title), style="bold magenta"),
+        Text("Records written outside any compile: torch.export's, or a compile's records that "
+             "carry no compile id. Graphs shows the exported programs, Guards the guards "
+             "added, Dynamic shapes the symbols.", style="dim")]
     table = _kv_table()
     for name, count in sorted(counts.items(), key=lambda kv: -kv[1]):
         table.add_row(visible(name), str(count))
@@ -150,6 +155,7 @@ def outside_summary(entry: TreeEntry) -> Group:
 def group_summary(entry: TreeEntry) -> Group:
     counts: dict[Status, int] = {}
     for item in entry.compiles_below():
+        assert item.status is not None  # a compile entry has its status (views/tree.py makes it so)
         counts[item.status] = counts.get(item.status, 0) + 1
     table = _kv_table()
     table.add_row("compile ids", str(entry.compile_ids))

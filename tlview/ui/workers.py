@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import os
 import time
+from typing import Protocol
 
 from textual.app import App
+from textual.message import Message
 from textual.worker import get_current_worker
 
 from tlview.domain.rank_history import rank_groups
@@ -25,7 +27,17 @@ from tlview.views.tree import TreeModel
 SEARCH_REPORT = 0.25  # seconds between two reports of a payload search
 
 
-def report_growth(app: App, index: Index, total: int | None = None) -> None:
+class IndexingApp(Protocol):
+    """What the indexing workers ask of the app (TlviewApp): its filter, when to step back for
+    keys (keys_first.py), and its messages."""
+
+    flt: Filter
+
+    def steps_back(self) -> bool: ...
+    def post_message(self, message: Message) -> bool: ...
+
+
+def report_growth(app: IndexingApp, index: Index, total: int | None = None) -> None:
     """Tell the app the index grew. What changed is judged first, here in the indexing thread:
     the records hold still between two reads, and the UI thread finds the verdicts done (at
     10,000 compile ids, 1 s of its time while it filled the tree)."""
@@ -33,7 +45,7 @@ def report_growth(app: App, index: Index, total: int | None = None) -> None:
     app.post_message(IndexGrew(index.bytes_read, index.bytes_total if total is None else total))
 
 
-def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
+def index_logs(app: IndexingApp, index: Index, path: str, latest: bool) -> None:
     """Read every log under `path` into `index`, with progress (the first screen comes early)."""
     worker = get_current_worker()
     found, notes = find_logs(path, latest=latest)
@@ -55,7 +67,7 @@ def index_logs(app: App, index: Index, path: str, latest: bool) -> None:
         app.post_message(IndexFinished(groups, folded))
 
 
-def follow_logs(app: App, live: LiveIndex, job=None) -> None:
+def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
     """Follow the path: new files, appends, replaced files; wake on file events or a poll."""
     worker = get_current_worker()
 
