@@ -63,7 +63,7 @@ def breaks_view(entry: TreeEntry, selection: Selection | None = None) -> Group:
     return Group(*parts)
 
 
-class BreaksPane(Pane, Vertical):
+class BreaksPane(Vertical, Pane):
 
     def compose(self):
         yield RenderedHere(id="breaks-body")

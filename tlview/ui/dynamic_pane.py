@@ -15,7 +15,7 @@ from tlview.views.dynamic import DynamicGroup, group_dynamic
 EXPAND_HINT = " · Enter to expand"
 
 
-class DynamicPane(Pane, Tree):
+class DynamicPane(Tree, Pane):
     DEFAULT_CSS = "DynamicPane { background: $surface; }"
 
     def __init__(self, **kwargs) -> None:

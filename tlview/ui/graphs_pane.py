@@ -75,7 +75,7 @@ class GraphSelect(Select):
             event.prevent_default()
 
 
-class GraphsPane(Pane, Horizontal):
+class GraphsPane(Horizontal, Pane):
     """The list of graphs and code beside the one shown; in a narrow pane (80 columns) the list
     is a Select above the code, so the code keeps its width."""
 

@@ -1,15 +1,16 @@
 """What the detail side asks of every pane: show a selection, and give the text it shows (for `y`
-and `e`). Panes are widgets of different bases (a scroll view, a table): this is their common
-base, besides their widget's."""
+and `e`). Panes are widgets of different bases (a scroll view, a tree, a container): this is their
+common base, a Widget itself, so that the detail side reads a pane's widget state with its type.
+It comes after the widget's class among a pane's bases: Textual takes a widget's default CSS
+from its first base only (a Horizontal pane lost its layout when Pane came first)."""
 
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from rich.console import Console
-from textual.message import Message
+from textual.widget import Widget
 from textual.worker import Worker
 
 from tlview.index.index import Index
@@ -39,10 +40,7 @@ def plain_text(renderable, width: int = 200) -> str:
     return "\n".join(line.rstrip() for line in console.export_text().split("\n")).strip("\n")
 
 
-class Pane:
-    # (the pane's widget's: every pane is a widget too, which this base is not)
-    post_message: Callable[[Message], bool]
-
+class Pane(Widget):
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Each of the pane's thread workers, once ended, reaches the app (WorkDone)."""
         if (done := work_done(self, event)) is not None:

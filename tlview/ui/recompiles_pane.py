@@ -18,7 +18,7 @@ from tlview.ui.pane import Pane, Selection
 from tlview.ui.text_size import SteadyOptionList
 
 
-class RecompilesPane(Pane, Vertical):
+class RecompilesPane(Vertical, Pane):
     DEFAULT_CSS = """
     RecompilesPane > #recompile-head { height: auto; padding: 0 1; }
     RecompilesPane > OptionList { height: 1fr; }

@@ -113,7 +113,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     return Group(*parts)
 
 
-class RunPane(Pane, Vertical):
+class RunPane(Vertical, Pane):
     """The whole run. Its view is O(compiles): 1.6-2.8 s at 20,000 ranks. Built and rendered to
     lines in one thread at a time, and while the index grows at most a third of the time: a
     thread cannot be stopped, and a load started at every update while 20,000 ranks came in ran

@@ -164,7 +164,7 @@ def group_summary(entry: TreeEntry) -> Group:
     return Group(Text(visible(entry.title), style="bold"), table)
 
 
-class SummaryPane(Pane, Vertical):
+class SummaryPane(Vertical, Pane):
 
     def compose(self):
         yield RenderedHere(id="summary-body")

@@ -9,7 +9,7 @@ from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import HIGHLIGHT_BLOCK, PayloadView, first_block
 
 
-class TextPane(Pane, Vertical):
+class TextPane(Vertical, Pane):
     """Subclasses say what to show: `text_for` runs in a worker thread (it may read the disk)."""
 
     language: str | None = None
@@ -27,7 +27,8 @@ class TextPane(Pane, Vertical):
             return
         self.load(selection)
 
-    @work(thread=True, exclusive=True, group="pane-load", exit_on_error=False)  # a failure is shown (app._worker_changed)
+    # a failure is shown (app._worker_changed)
+    @work(thread=True, exclusive=True, group="pane-load", exit_on_error=False)
     def load(self, selection: Selection) -> None:
         text = self.text_for(selection)
         head = first_block(text.split("\n", HIGHLIGHT_BLOCK), self.language)
