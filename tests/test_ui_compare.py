@@ -8,7 +8,7 @@ import re
 import pytest
 from conftest import GENERATED, press, run_cli, type_in, until, visible_lines
 
-from tlview.diagnose.compare import Problem
+from tlview.diagnose.compare import ComparedProblem
 from tlview.ui.compare_app import CompareApp
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import Seen
@@ -44,7 +44,7 @@ async def test_j_and_k_move_and_the_panes_follow_in_each_run():
     async with app.run_test(size=SIZE) as pilot:
         await compared(app, pilot)
         first = app.tree.cursor_node
-        assert isinstance(first.data, Problem)  # the first problem, not a group's title
+        assert isinstance(first.data, ComparedProblem)  # the first problem, not a group's title
         assert shown_compile(app)[1] == first.data.before[0].compile_id  # a gone problem: the before run
         assert shown_compile(app)[0].startswith(BEFORE)
         await press(pilot, "j")
@@ -54,7 +54,7 @@ async def test_j_and_k_move_and_the_panes_follow_in_each_run():
         path, compile_id = shown_compile(app)
         assert path.startswith(BEFORE) and compile_id == leaf.data.occurrence.compile_id
         for _ in range(30):  # down to the new problem: the after run
-            if isinstance(app.tree.cursor_node.data, Problem) and app.tree.cursor_node.data.after:
+            if isinstance(app.tree.cursor_node.data, ComparedProblem) and app.tree.cursor_node.data.after:
                 break
             await press(pilot, "j")
         new = app.tree.cursor_node.data

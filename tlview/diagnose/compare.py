@@ -52,7 +52,7 @@ class Occurrence:
 
 
 @dataclass(slots=True)
-class Problem:
+class ComparedProblem:
     """The occurrences of one problem in one run, or matched across two."""
 
     kind: str
@@ -100,9 +100,9 @@ class Problem:
 class Comparison:
     before_name: str
     after_name: str
-    gone: list[Problem]
-    new: list[Problem]
-    same: list[Problem]
+    gone: list[ComparedProblem]
+    new: list[ComparedProblem]
+    same: list[ComparedProblem]
     before_totals: dict
     after_totals: dict
 
@@ -151,10 +151,10 @@ def _occurrence(problem: CompileProblem, ranked: bool) -> Occurrence:
                       problem.resumed_at is not None, problem.counted_as)
 
 
-def problems(index, keep=None) -> list[Problem]:
+def problems(index, keep=None) -> list[ComparedProblem]:
     """Every problem of a run, each with its occurrences (for --fail-on on one run: what the
     totals count)."""
-    return [Problem(o[0].kind, o[0].cause, o[0].function, None, o[0].location, o[0].why, o[0].fix,
+    return [ComparedProblem(o[0].kind, o[0].cause, o[0].function, None, o[0].location, o[0].why, o[0].fix,
                     after=o) for o in _grouped(occurrences(index, keep, primary=False)).values()]
 
 
@@ -180,15 +180,15 @@ def compare(before, after, before_name: str = "before", after_name: str = "after
         if k_old in old and k_new in new:
             before_found, after_found = old.pop(k_old), new.pop(k_new)
             o = after_found[0]
-            same.append(Problem(o.kind, o.cause, o.function, before_found[0].location, o.location, o.why,
+            same.append(ComparedProblem(o.kind, o.cause, o.function, before_found[0].location, o.location, o.why,
                                 o.fix, before_found, after_found,
                                 renamed=before_found[0].file != o.file))
     for found in old.values():
         o = found[0]
-        gone.append(Problem(o.kind, o.cause, o.function, o.location, None, o.why, o.fix, before=found))
+        gone.append(ComparedProblem(o.kind, o.cause, o.function, o.location, None, o.why, o.fix, before=found))
     for found in new.values():
         o = found[0]
-        added.append(Problem(o.kind, o.cause, o.function, None, o.location, o.why, o.fix, after=found))
+        added.append(ComparedProblem(o.kind, o.cause, o.function, None, o.location, o.why, o.fix, after=found))
     order = {kind: i for i, kind in enumerate(KINDS)}
     for group in (gone, added, same):
         group.sort(key=lambda p: (order.get(p.kind, 9), p.function, p.location))

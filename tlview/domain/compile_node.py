@@ -28,7 +28,7 @@ from tlview.domain.status import Status
 from tlview.domain.verdict import Verdict, judge, may_be_export
 
 if TYPE_CHECKING:
-    from tlview.domain.input_problems import Problem
+    from tlview.domain.input_problems import InputProblem
     from tlview.domain.settings import CompileSettings
 
 
@@ -76,7 +76,7 @@ class CompileNode:
     dynamic: list[DynamicEvent] = field(default_factory=list)
     perf_hints: list[str] = field(default_factory=list)
     errors: list[str] = field(default_factory=list)  # dynamo_error artifacts, failure text
-    problems: list[Problem] = field(default_factory=list)
+    problems: list[InputProblem] = field(default_factory=list)
     text_records: list[TextRecord] = field(default_factory=list)
     text: TextEvidence = field(default_factory=TextEvidence)
     in_trace: bool = False  # seen in a trace file (else only in a text log)

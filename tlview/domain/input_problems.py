@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
 
 @dataclass(eq=False)
-class Problem:
+class InputProblem:
     source: IncrementalFile  # the TraceFile or TextLog
     offset: int
     kind: str  # bad line, bad json, md5 mismatch, unknown string, long line, ...

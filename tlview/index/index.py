@@ -18,7 +18,7 @@ from tlview.domain.artifacts import Artifact, TextRecord
 from tlview.domain.compile_id import OUTSIDE, CompileId, odd_fields
 from tlview.domain.compile_node import Compile, CompileNode, Frame
 from tlview.domain.group import Group, process_starts
-from tlview.domain.input_problems import Problem
+from tlview.domain.input_problems import InputProblem
 from tlview.index import handlers as H
 from tlview.index import merging
 from tlview.index.kinds import Reads, Record
@@ -55,7 +55,7 @@ class Index:
         self._ranks: tuple[tuple[int | None, ...], tuple[int, ...]] = ((), ())  # ranks(), numbered_ranks()
         self.compiles: dict[tuple[Group, CompileId], Compile] = {}
         self.frames: dict[tuple[Group, tuple], Frame] = {}
-        self.problems: list[Problem] = []
+        self.problems: list[InputProblem] = []
         self.unknown_kinds: dict[str, int] = {}
         self.cache_events: dict[str, int] = {}
         self.notes: list[str] = []
@@ -259,7 +259,7 @@ class Index:
                 rec = bisect_right(source.offsets, offset) - 1
                 if rec >= 0:
                     node = self._context_nodes[source.contexts[rec]]
-        problem = Problem(source, offset, kind, message, node)
+        problem = InputProblem(source, offset, kind, message, node)
         self.problems.append(problem)
         if node is not None:
             node.problems.append(problem)

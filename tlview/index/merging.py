@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from tlview.domain.compile_id import CompileId
 from tlview.domain.compile_node import Compile, CompileNode
 from tlview.domain.group import Group
-from tlview.domain.input_problems import Problem
+from tlview.domain.input_problems import InputProblem
 from tlview.index.handlers import started_again
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ class PartsOfIndex(Protocol):
     """What exporting and merging a part use of the index (Index is one)."""
 
     lock: threading.RLock
-    problems: list[Problem]
+    problems: list[InputProblem]
     nodes: dict[tuple[Group, CompileId], CompileNode]
     outside: dict[Group, CompileNode]
     contexts: list[tuple[Group, CompileId | None]]
@@ -67,7 +67,7 @@ def export_part(index: PartsOfIndex, source: TraceFile) -> dict:
     problems = [(p.offset, p.kind, p.message, _before_its_record(index, source, p)) for p in index.problems]
     for node in [*index.nodes.values(), *index.outside.values()]:
         node.compile = node.source = None
-        node.problems = []  # sent as (offset, kind, message) below: a Problem holds its file
+        node.problems = []  # sent as (offset, kind, message) below: an InputProblem holds its file
         # What TORCH_LOGS text says (nothing: a part is of a trace file), not merged: an empty
         # one a node was a third of a part's pickling, each way (at 10,000 compile ids).
         node.text = None  # type: ignore[assignment]  # dropped for the trip; merging never reads it
@@ -132,7 +132,7 @@ def merge_part(index: PartsOfIndex, source: TraceFile, part: dict, pause: Callab
         index.pytorch_version = part["pytorch_version"] or index.pytorch_version  # the last told, as in one process
 
 
-def _before_its_record(index: PartsOfIndex, source: TraceFile, problem: Problem) -> bool:
+def _before_its_record(index: PartsOfIndex, source: TraceFile, problem: InputProblem) -> bool:
     """Whether `problem` was told before the record at its offset was kept (a rank mismatch,
     told as the file's first record is read): one process gave it the compile id of the record
     before, and the merge must too, not that of the record at its offset."""

@@ -12,11 +12,14 @@ One pass, one dict lookup per item: linear in the compile ids.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
+from tlview.report.json_types import CompileEntry, CompileProblemEntry, DiagnosisEntry, OutsideEntry
 from tlview.textsafe import visible_data
+
+T = TypeVar("T")
 
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
@@ -27,26 +30,26 @@ def masked(text: str | None) -> str:
 
 
 @dataclass(slots=True)
-class Alike:
+class Alike(Generic[T]):
     """Items that say the same thing: the first as listed (it stands for them all), the last,
     and how many."""
 
-    first: Any
-    last: Any
+    first: T
+    last: T
     count: int = 1
 
 
-class Folding:
+class Folding(Generic[T]):
     """Items folded as they come (several foldings fed in one reading of the compile entries,
     which are made as they are read): `found`, the Alikes in the order of their first items.
     Only the first and last of each are kept."""
 
-    def __init__(self, key: Callable[[Any], Hashable]) -> None:
+    def __init__(self, key: Callable[[T], Hashable]) -> None:
         self.key = key
-        self.found: list[Alike] = []
-        self._by_key: dict[Hashable, Alike] = {}
+        self.found: list[Alike[T]] = []
+        self._by_key: dict[Hashable, Alike[T]] = {}
 
-    def add(self, item) -> None:
+    def add(self, item: T) -> None:
         k = self.key(item)
         found = self._by_key.get(k)
         if found is None:
@@ -57,7 +60,7 @@ class Folding:
             found.count += 1
 
 
-def fold_alike(items: Iterable, key: Callable[[Any], Hashable]) -> list[Alike]:
+def fold_alike(items: Iterable[T], key: Callable[[T], Hashable]) -> list[Alike[T]]:
     """Items with the same key as one Alike, at the place of the first of them."""
     folding = Folding(key)
     for item in items:
@@ -65,11 +68,11 @@ def fold_alike(items: Iterable, key: Callable[[Any], Hashable]) -> list[Alike]:
     return folding.found
 
 
-def _whose(entry: dict) -> tuple:
+def _whose(entry: Mapping[str, Any]) -> tuple:
     return entry.get("rank"), entry.get("process"), entry.get("ranks_said")
 
 
-def row_key(entry: dict) -> tuple:
+def row_key(entry: CompileEntry) -> tuple:
     """A compile id's row in the report's table: its frame and status, and what its problems are
     (kind, cause, place, the reason without its numbers), its breaks' places and reasons."""
     return (*_whose(entry), entry["function"], entry["location"], entry["status"],
@@ -78,7 +81,11 @@ def row_key(entry: dict) -> tuple:
             tuple((gb["location"], gb["reason"], gb["cause"]) for gb in entry["graph_breaks"]))
 
 
-def diagnosis_key(pair: tuple[dict, dict]) -> tuple:
+# a problem of the verdict, with the compile id's entry (or the records outside compile ids) it is of
+ProblemOf = tuple[CompileEntry | OutsideEntry, CompileProblemEntry]
+
+
+def diagnosis_key(pair: tuple[CompileEntry, DiagnosisEntry]) -> tuple:
     """A "why, and what to do" line: the same cause at the same place, said the same way but for
     its numbers, with the same fix, in one rank (each line names its compile id with its rank or
     process: processes of no rank that say the same are one line, as they were)."""
@@ -86,7 +93,7 @@ def diagnosis_key(pair: tuple[dict, dict]) -> tuple:
     return (entry.get("rank"), d["kind"], d["cause"], d.get("place"), masked(d["why"]), masked(d["fix"]))
 
 
-def problem_key(pair: tuple[dict, dict]) -> tuple:
+def problem_key(pair: ProblemOf) -> tuple:
     """A problem of the verdict as markdown lists it: the same kind and cause in the same function
     at the same place, said the same way but for its numbers, with the same fix."""
     entry, p = pair
@@ -94,7 +101,7 @@ def problem_key(pair: tuple[dict, dict]) -> tuple:
             masked(p["why"]), masked(p["fix"]), masked(p["fail_reason"] or p["message"]))
 
 
-def failure_key(pair: tuple[dict, dict]) -> tuple:
+def failure_key(pair: ProblemOf) -> tuple:
     """A failure: the same exception, the same reason but for its numbers."""
     entry, p = pair
     return (*_whose(entry), "id" in entry, p["exception"], p["location"],
@@ -106,9 +113,9 @@ class Shown:
     the summary (of 100,000 alike, two are printed)."""
 
     def __init__(self) -> None:
-        self._made: dict[int, dict] = {}
+        self._made: dict[int, Any] = {}
 
-    def __call__(self, entry: dict) -> dict:
+    def __call__(self, entry: T) -> T:
         made = self._made.get(id(entry))
         if made is None:
             made = self._made[id(entry)] = visible_data(entry)

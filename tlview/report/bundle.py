@@ -22,12 +22,13 @@ from typing import IO, BinaryIO
 
 import orjson
 
+from tlview.domain.compile_node import CompileNode
 from tlview.domain.reasons import is_library_path
 from tlview.domain.verdict import Kind
 from tlview.index.index import Index
 from tlview.report.markdown import markdown_report
 from tlview.report.redact import Redactor, message_words, torch_names, torch_words
-from tlview.report.summary import build_summary
+from tlview.report.summary import build_summary, compile_of
 from tlview.source.damaged_lines import ENVELOPE_LINE_MAX
 from tlview.source.discover import RANK_IN_NAME
 from tlview.source.payload import PayloadDecoder
@@ -41,7 +42,8 @@ _RESUME = "torch_dynamo_resume_in_"
 _FILE_LINE = re.compile(r'File "(?P<path>[^"]+)", line \d+, in (?P<fn>[\w<>.]+)')
 _GRAPH_COMMENT = re.compile(r"File: (?P<path>\S+?\.py):\d+ in (?P<fn>[\w<>]+), code: (?P<code>.*)")
 _GUARD_COMMENT = re.compile(r"#\s+(?P<code>\S.*?)\s+#\s+(?P<path>\S+\.py):\d+ in (?P<fn>[\w<>]+)")
-_STACK_FRAME = re.compile(r'\{"line": \d+, "name": "(?P<fn>[^"]+)", "filename": (?P<file>\d+), "loc": "(?P<loc>(?:[^"\\]|\\.)*)"')
+_STACK_FRAME = re.compile(r'\{"line": \d+, "name": "(?P<fn>[^"]+)", "filename": (?P<file>\d+), '
+                          r'"loc": "(?P<loc>(?:[^"\\]|\\.)*)"')
 # +dynamo's bytecode trace: the line it starts (its code on the next line), the names it loads
 _STARTS_LINE = re.compile(r"TRACE starts_line (?P<path>\S+?\.py):\d+ in (?P<fn>[\w<>]+)")
 _BYTECODE_NAME = re.compile(r"TRACE (?:LOAD|STORE|DELETE)_(?:FAST|GLOBAL|DEREF|NAME|CLOSURE)\w* (?P<names>[^\[]*)")
@@ -131,11 +133,12 @@ def _unique(name: str, taken: set[str]) -> str:
 def _problem_nodes(index: Index) -> set:
     """The compile ids of the compiles with a problem, and of those their recompiles were measured
     against (the Diff compares the two)."""
-    keep = set()
+    keep: set[CompileNode] = set()
     for node in index.iter_nodes():
-        verdict = node.compile.verdict
+        compile_ = compile_of(node)
+        verdict = compile_.verdict
         if verdict.problems:
-            keep.update(node.compile.attempts)
+            keep.update(compile_.attempts)
             keep.update(p.against for p in verdict.problems if p.kind is Kind.RECOMPILE and p.against is not None)
     return keep
 
@@ -146,7 +149,7 @@ def learn(index: Index, sources: SourceFiles) -> Redactor:
     """A Redactor that knows the user's names in these logs (and in the user's files, where here)."""
     keep: set[str] = set()
     for node in index.iter_nodes():
-        for problem in node.compile.verdict.problems:
+        for problem in compile_of(node).verdict.problems:
             evidence = problem.evidence
             for text in (getattr(evidence, "reason", None), getattr(evidence, "detail", None),
                          getattr(evidence, "explanation", None), *getattr(evidence, "hints", []),

@@ -8,10 +8,20 @@ longer than any run of backticks inside them. No padding: nothing is wider than 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from tlview.diagnose.caches import outcome_words
 from tlview.domain.verdict import Kind
-from tlview.report.alike import Alike, Folding, Shown, problem_key, row_key
+from tlview.report.alike import Alike, Folding, ProblemOf, Shown, problem_key, row_key
+from tlview.report.json_types import (
+    CacheSummary,
+    CompileEntry,
+    OutsideEntry,
+    SourceExcerptEntry,
+    SourceFileEntry,
+    Summary,
+)
 from tlview.report.rank_fold import fold, named
 from tlview.report.rich_text import missing_sources_line, ref, short_path, totals_line
 from tlview.report.summary import later, listed
@@ -20,102 +30,128 @@ from tlview.textsafe import one_line, visible_data, visible_name
 _TICKS = re.compile(r"`+")
 
 
-def markdown_report(summary: dict) -> str:
+def markdown_report(summary: Summary) -> str:
     grouped = len(listed(summary["compiles"])) > 1
     summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
     # Compile ids that say the same thing are one row, one section (alike.py), decided on the
     # plain data as the entries are read, once (summary.CompileEntries: made as they are read).
-    rows, by_kind = Folding(row_key), {kind.key: Folding(problem_key) for kind in Kind}
+    rows: Folding[CompileEntry] = Folding(row_key)
+    by_kind: dict[str, Folding[ProblemOf]] = {kind.key: Folding(problem_key) for kind in Kind}
     for entry in summary["compiles"]:
         rows.add(entry)
         _add_problems(by_kind, entry)
-    for entry in summary["outside_compiles"]:
-        _add_problems(by_kind, entry)
-    rows = rows.found
+    for outside in summary["outside_compiles"]:
+        _add_problems(by_kind, outside)
     # What is written of the compile ids is made visible as it is written, the rest whole.
-    shown = Shown()
-    summary = visible_data({k: v for k, v in summary.items() if k not in ("compiles", "outside_compiles")})
-    totals = summary["totals"]
-
-    def cid(item: dict) -> str:
-        return named(item) if grouped else ref(item["id"])
-
-    def cids(found: Alike, entry=lambda item: item) -> str:
-        """`` `[0/1]` ``, or for many alike `` `[0/1]` … `[0/99999]` ×99,999 ``."""
-        first = shown(entry(found.first))
-        if found.count == 1:
-            return code(cid(first))
-        return f"{code(ref(first['id']))} … {code(cid(shown(entry(found.last))))} ×{found.count:,}"
-
+    names = _Names(grouped, Shown())
+    said: Summary = visible_data({**summary, "compiles": [], "outside_compiles": []})
     out = ["# torch.compile report", ""]
-    facts = [totals_line(totals)]
+    out += _facts(said)
+    if said.get("hang_summary"):  # "why did my job hang" first
+        out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in said["hang_summary"][:30]] + [""]
+    out += _sources(said["sources"])
+    out += _table(rows.found, names)
+    out += _caches(said.get("caches"), names.one)
+    hang = set(said.get("hang_summary") or ())
+    if rest := [line for line in said.get("divergence_summary", []) if line not in hang]:
+        out += ["## Ranks diverge", ""] + [f"- {prose(line)}" for line in rest[:30]] + [""]
+    for kind in Kind:
+        out += _problems_of(kind, by_kind[kind.key].found, names)
+    if missing := missing_sources_line(visible_data(later(said.get("source_missing", [])))):
+        out += [prose(missing), ""]
+    return "\n".join(out).rstrip() + "\n"
+
+
+class _Names:
+    """How markdown names compile ids (in code spans): with their rank in a run of several."""
+
+    def __init__(self, grouped: bool, shown: Shown) -> None:
+        self.grouped, self.shown = grouped, shown
+
+    def one(self, item: Mapping[str, Any]) -> str:
+        return named(item) if self.grouped else ref(item["id"])
+
+    def alike(self, first: Mapping[str, Any], last: Mapping[str, Any], count: int) -> str:
+        """`` `[0/1]` ``, or for many alike `` `[0/1]` … `[0/99999]` ×99,999 ``."""
+        shown_first = self.shown(first)
+        if count == 1:
+            return code(self.one(shown_first))
+        return f"{code(ref(shown_first['id']))} … {code(self.one(self.shown(last)))} ×{count:,}"
+
+
+def _facts(summary: Summary) -> list[str]:
+    facts = [totals_line(summary["totals"])]
     if summary.get("pytorch_version"):
         facts.insert(0, f"torch {summary['pytorch_version']}")
     if summary.get("filter"):
         facts.append(f"filter: {summary['filter']}")
-    out += [prose(", ".join(facts)) + ".", ""]
-    if summary.get("hang_summary"):  # "why did my job hang" first
-        out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in summary["hang_summary"][:30]] + [""]
-    for source in summary["sources"]:
+    return [prose(", ".join(facts)) + ".", ""]
+
+
+def _sources(sources: list[SourceFileEntry]) -> list[str]:
+    out = []
+    for source in sources:
         said = (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), the first "
                 if source.get("files", 1) > 1 else "")
-        out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} ({source['records']:,} records)")
-    out.append("")
-    if rows:
-        out += ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]
-        for row in rows:
-            entry = shown(row.first)
-            causes = ", ".join(dict.fromkeys(d["cause"] for d in entry["diagnosis"]))
-            out.append(f"| {cids(row)} | " + " | ".join(cell(x) for x in (
-                entry["status"], entry["function"] or "", short_path(entry["location"] or ""),
-                causes)) + " |")
-        out.append("")
-    out += _caches(summary.get("caches"), cid)
-    hang = set(summary.get("hang_summary") or ())
-    if rest := [line for line in summary.get("divergence_summary", []) if line not in hang]:
-        out += ["## Ranks diverge", ""] + [f"- {prose(line)}" for line in rest[:30]] + [""]
-    for kind in Kind:
-        items = by_kind[kind.key].found
-        if not items:
-            continue
-        out += [f"## {kind.plural.capitalize()}", ""]
-        for found in items:
-            entry, p = shown(found.first[0]), visible_data(found.first[1])
-            name = cids(found, lambda pair: pair[0]) if "id" in entry else "export"
-            out.append(f"### {name} {prose(p['function'] or '')} "
-                       f"({prose(short_path(p['location'] or ''))})")
-            out += [""]
-            if p["exception"]:
-                out += [f"**Exception:** {code(p['exception'])}", ""]
-            out += [f"**Why:** {prose(p['why'])}", ""]
-            if found.count > 1:  # compile ids that say the same but for their numbers
-                last = shown(found.last[0])
-                said = code(cid(last)) if "id" in last else "export"
-                out += [f"**And {found.count - 1:,} more alike**, the last {said}: {prose(found.last[1]['why'])}", ""]
-            out += [f"**Fix:** {prose(p['fix'])}", ""]
-            if p.get("source"):
-                out += _source_block(p["source"])
-            if kind is Kind.FAILURE and (p["fail_reason"] or p["message"]):
-                out += [fence(p["fail_reason"] or p["message"]), ""]
-    if said := missing_sources_line(visible_data(later(summary.get("source_missing", [])))):
-        out += [prose(said), ""]
-    return "\n".join(out).rstrip() + "\n"
+        out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} "
+                   f"({source['records']:,} records)")
+    return [*out, ""]
 
 
-def _add_problems(by_kind: dict, entry: dict) -> None:
+def _table(rows: list[Alike[CompileEntry]], names: _Names) -> list[str]:
+    """The compile ids, those alike one row."""
+    if not rows:
+        return []
+    out = ["| compile id | status | function | location | cause |", "|---|---|---|---|---|"]
+    for row in rows:
+        entry = names.shown(row.first)
+        causes = ", ".join(dict.fromkeys(d["cause"] for d in entry["diagnosis"]))
+        out.append(f"| {names.alike(row.first, row.last, row.count)} | " + " | ".join(cell(x) for x in (
+            entry["status"], entry["function"] or "", short_path(entry["location"] or ""),
+            causes)) + " |")
+    return [*out, ""]
+
+
+def _problems_of(kind: Kind, items: list[Alike[ProblemOf]], names: _Names) -> list[str]:
+    """A section per kind of problem: each problem (those alike once), why, the fix, the user's lines."""
+    if not items:
+        return []
+    out = [f"## {kind.plural.capitalize()}", ""]
+    for found in items:
+        entry, p = names.shown(found.first[0]), visible_data(found.first[1])
+        name = names.alike(found.first[0], found.last[0], found.count) if "id" in entry else "export"
+        out.append(f"### {name} {prose(p['function'] or '')} "
+                   f"({prose(short_path(p['location'] or ''))})")
+        out += [""]
+        if p["exception"]:
+            out += [f"**Exception:** {code(p['exception'])}", ""]
+        out += [f"**Why:** {prose(p['why'])}", ""]
+        if found.count > 1:  # compile ids that say the same but for their numbers
+            last = names.shown(found.last[0])
+            said = code(names.one(last)) if "id" in last else "export"
+            out += [f"**And {found.count - 1:,} more alike**, the last {said}: {prose(found.last[1]['why'])}", ""]
+        out += [f"**Fix:** {prose(p['fix'])}", ""]
+        if p.get("source"):
+            out += _source_block(p["source"])
+        if kind is Kind.FAILURE and (p["fail_reason"] or p["message"]):
+            out += [fence(p["fail_reason"] or p["message"]), ""]
+    return out
+
+
+def _add_problems(by_kind: dict[str, Folding[ProblemOf]], entry: CompileEntry | OutsideEntry) -> None:
     for p in entry["verdict"]:
         if p["primary"]:
             by_kind[p["kind"]].add((entry, p))
 
 
-def _source_block(source: dict) -> list[str]:
+def _source_block(source: SourceExcerptEntry) -> list[str]:
     """The user's lines at a problem as a python block; the problem's line marked by a comment."""
     lines = [f"# {short_path(visible_name(source['path']))}, line {source['line']}"]
     lines += [line["text"].rstrip() + ("  # <-- here" if line["marked"] else "") for line in source["lines"]]
     return [fence("\n".join(lines), "python"), ""]
 
 
-def _caches(caches: dict | None, cid) -> list[str]:
+def _caches(caches: CacheSummary | None, cid: Callable[[Mapping[str, Any]], str]) -> list[str]:
     """Hits, misses and bypasses per cache, then each compile id's lookups and the bypass reasons
     (a list: the report's one table stays the compile ids')."""
     if not caches or not caches["caches"]:

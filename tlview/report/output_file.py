@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from typing import BinaryIO
 
@@ -48,7 +48,7 @@ def writes_into_input(target: str, read_path: str, files_read: Iterable[str] = (
 
 
 @contextmanager
-def replaced_atomically(target: str) -> BinaryIO:
+def replaced_atomically(target: str) -> Iterator[BinaryIO]:
     """A file to write whose content becomes `target` only when the block ends without an error
     (KeyboardInterrupt included); otherwise the temporary file is removed. A target that is not
     a regular file (/dev/null, a FIFO) is written in place: it cannot be renamed over."""

@@ -42,7 +42,8 @@ class PerfettoWritten:
             return f"tlview: no chromium events in these logs{why}: wrote {runtime or 'an empty trace'} to {target}"
         per = ", ".join(f"{label}: {n:,}" for label, n in self.events.items())
         skipped = f"; {self.skipped:,} unreadable events skipped" if self.skipped else ""
-        return f"tlview: wrote {self.total:,} chromium events{runtime and ' and '}{runtime} to {target} ({per}{skipped})"
+        return (f"tlview: wrote {self.total:,} chromium events{runtime and ' and '}{runtime} to {target} "
+                f"({per}{skipped})")
 
     @property
     def total(self) -> int:
@@ -129,5 +130,6 @@ def _well_formed(event: dict) -> bool:
 
 
 def _number(value) -> bool:
-    return (isinstance(value, (int, float)) and not isinstance(value, bool) and value == value
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)
+            and value == value  # noqa: PLR0124 - False for NaN alone
             and abs(value) != float("inf"))

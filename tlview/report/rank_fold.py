@@ -6,11 +6,25 @@ files are one line. `--json` keeps every rank's data (and the groups).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any, TypeVar
+
+from tlview.report.json_types import (
+    CompileEntry,
+    GraphBreakGroup,
+    OutsideEntry,
+    RankGroupEntry,
+    SourceFileEntry,
+    Summary,
+)
 from tlview.report.rich_text import whose
 from tlview.report.summary import CompileEntries, listed
 
+# A record of one rank: a summary's (typed here) or one of tlview.diagnose's (a dict).
+Ranked = TypeVar("Ranked", CompileEntry, OutsideEntry, GraphBreakGroup, dict[str, Any])
 
-def fold(summary: dict) -> dict:
+
+def fold(summary: Summary) -> Summary:
     """A copy of `summary` with the listings that repeat per rank folded into rank groups, when
     some ranks share a history: the files always, the compile ids when several ranks are listed
     (with `--rank`, that rank's own)."""
@@ -22,24 +36,27 @@ def fold(summary: dict) -> dict:
         return {**summary, "sources": _sources(summary["sources"], groups)}
     group_of = {s["rank"]: s["rank_group"] for s in summary["sources"] if s.get("rank_group") is not None}
 
-    def kept_one(item: dict) -> dict | None:
+    def kept_one(item: Ranked) -> Ranked | None:
         stands_for = group_of.get(item.get("rank"))
         if stands_for is None:
             return item  # no rank, or none of a group
         if stands_for == item["rank"]:
             group = groups[stands_for]
-            said = {"ranks_said": group["said"]} if group["count"] > 1 else {}
-            return {**item, **said, "ranks_title": group["title"]}
+            if group["count"] > 1:
+                return {**item, "ranks_said": group["said"], "ranks_title": group["title"]}
+            return {**item, "ranks_title": group["title"]}
         return None
 
-    def kept(items: list[dict]) -> list[dict]:
+    def kept(items: list[Ranked]) -> list[Ranked]:
         return [found for item in items if (found := kept_one(item)) is not None]
 
     compiles = summary["compiles"]  # (made as they are read: folded as they are read)
-    folded = {**summary, "compiles": compiles.map(kept_one) if isinstance(compiles, CompileEntries) else kept(compiles),
-              "outside_compiles": kept(summary["outside_compiles"]),
-              "graph_break_summary": kept(summary["graph_break_summary"]),
-              "timeline": kept(summary["timeline"]), "sources": _sources(summary["sources"], groups)}
+    folded: Summary = {
+        **summary,
+        "compiles": compiles.map(kept_one) if isinstance(compiles, CompileEntries) else kept(list(compiles)),
+        "outside_compiles": kept(summary["outside_compiles"]),
+        "graph_break_summary": kept(summary["graph_break_summary"]),
+        "timeline": kept(summary["timeline"]), "sources": _sources(summary["sources"], groups)}
     run = summary["run_summary"]
     folded["run_summary"] = {**run, "recompiling_frames": kept(run["recompiling_frames"]),
                              "graph_breaks": kept(run["graph_breaks"])}
@@ -48,10 +65,10 @@ def fold(summary: dict) -> dict:
     return folded
 
 
-def _sources(sources: list[dict], groups: dict) -> list[dict]:
+def _sources(sources: list[SourceFileEntry], groups: dict[Any, RankGroupEntry]) -> list[SourceFileEntry]:
     """A group's trace files as one entry (at its first file's place): how many, their bytes."""
-    out: list[dict] = []
-    at: dict[int, dict] = {}
+    out: list[SourceFileEntry] = []
+    at: dict[int, SourceFileEntry] = {}
     for source in sources:
         group = groups.get(source.get("rank_group"))
         if source["kind"] != "trace" or group is None or group["count"] == 1:
@@ -68,17 +85,17 @@ def _sources(sources: list[dict], groups: dict) -> list[dict]:
     return out
 
 
-def who(item: dict) -> str:
+def who(item: Mapping[str, Any]) -> str:
     """`ranks 0-1022` for a rank that stands for its group, else `rank 3`, `process 11055`, ""."""
     return item.get("ranks_said") or whose(item.get("rank"), item.get("process"))
 
 
-def named(item: dict, key: str = "id") -> str:
+def named(item: Mapping[str, Any], key: str = "id") -> str:
     """`[0/0] ranks 0-1022`, `[1/0] rank 1023`."""
     return f"[{item[key]}] {who(item)}".rstrip()
 
 
-def source_said(source: dict) -> str:
+def source_said(source: SourceFileEntry) -> str:
     """`1,023 files of ranks 0-1022 (the same compile history), the first …/rank_0.log`, or the path."""
     if source.get("files", 1) > 1:
         return (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), "

@@ -41,7 +41,7 @@ from collections import Counter
 from functools import lru_cache
 from pathlib import Path
 
-import ahocorasick  # type: ignore[import-not-found]  # (no stubs)
+import ahocorasick
 
 PREFIXES = {"fn": "fn", "class": "Class", "attr": "attr", "var": "var", "file": "file", "dir": "dir",
             "host": "host", "user": "user", "secret": "secret", "email": "email", "ip": "ip", "word": "word",
@@ -89,7 +89,8 @@ _EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9._%+-]+@(?:[A-Za-z0-9-]+\.)+[A-Za-z]
 # A card's number, a US social security number (numbers stay, but for these shapes)
 _NUMBER_SECRET = re.compile(r"(?<![\w.-])(?:\d{4}[ -]){3}\d{4}(?![\w.-])|(?<![\w.-])\d{3}-\d{2}-\d{4}(?![\w.-])")
 # IPv6: with `::`, or eight groups
-_IPV6 = re.compile(r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}|(?:[0-9A-Fa-f]{1,4}:){0,6}(?:[0-9A-Fa-f]{1,4})?"
+_IPV6 = re.compile(r"(?<![\w:.])(?:(?:[0-9A-Fa-f]{1,4}:){7}[0-9A-Fa-f]{1,4}"
+                   r"|(?:[0-9A-Fa-f]{1,4}:){0,6}(?:[0-9A-Fa-f]{1,4})?"
                    r"::(?:[0-9A-Fa-f]{1,4}:){0,6}[0-9A-Fa-f]{0,4})(?![\w:])")
 _IPV4 = re.compile(r"(?<![\w.])(?:(?:25[0-5]|2[0-4]\d|1?\d?\d)\.){3}(?:25[0-5]|2[0-4]\d|1?\d?\d)(?![\w.])")
 # A host: labels joined by dots, ending in a top-level domain; of two labels only with one that

@@ -17,7 +17,8 @@ from tlview.textsafe import visible
 from tlview.views.tree import TreeEntry
 
 # What each kind of problem looks like, in the report's lists and the UI's panes.
-CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red", "frame_skipped": "bold red"}
+CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "red",
+               "frame_skipped": "bold red"}
 PHASE_STYLE = dict(zip(PHASES, ("blue", "magenta", "green", "yellow", "cyan")))
 BAR_WIDTH = 40
 
@@ -82,6 +83,7 @@ def entry_text(entry: TreeEntry) -> Text:
         label.append(f"  {entry.compile_ids} id{'s' if entry.compile_ids != 1 else ''}", style="dim")
         return label
     if entry.kind == "outside":
+        assert entry.compile is not None and entry.node is not None, "an outside entry is of its records"
         failed = entry.compile.verdict.count(Kind.FAILURE)
         label = Text(("✗ " if failed else "") + visible(entry.title), style="bold red" if failed else "bold magenta")
         label.append(f"  {counted(len(entry.node.outside_items()), 'record')}", style="dim")
@@ -101,6 +103,7 @@ def entry_text(entry: TreeEntry) -> Text:
 def badges_of(entry: TreeEntry) -> list[str]:
     """A compile's badges count its verdict's problems (an attempt's, those in that attempt)."""
     node = entry.node
+    assert entry.compile is not None and node is not None, "a compile's or an attempt's entry"
     problems = [p for p in entry.compile.verdict.problems if entry.kind == "compile" or p.node is node]
     badges = []
     recompile = next((p for p in problems if p.kind is Kind.RECOMPILE), None)

@@ -8,6 +8,7 @@ run of several ranks, the ranks (`✓ [0/0] ranks 0-3`).
 from __future__ import annotations
 
 from collections import deque
+from typing import cast
 
 from rich.console import Group
 from rich.segment import Segment
@@ -38,12 +39,14 @@ def short_file(path: str) -> str:
 
 def frame_text(node: TrieNode, grouped: bool) -> Text:
     frame = node.frame
+    assert frame is not None, "the root has no frame, and no line"
     text = Text()
     here = list(_compiles_here(node).items())
     for (key, status), compiles in here[:COMPILES_NAMED]:
         groups = [c.group for c in compiles]
         # (the explorer opens the compile from here: Enter or a click on the line, OPENS)
-        text.append(f"{status.symbol} [{key}]", style=Style.parse(status.style) + Style(meta={OPENS: compiles[0].head.seq}))
+        opens = Style(meta={OPENS: compiles[0].head.seq})
+        text.append(f"{status.symbol} [{key}]", style=Style.parse(status.style) + opens)
         if grouped:
             text.append(f" {_whose(groups)}", style="dim")
         text.append("  ")
@@ -91,7 +94,7 @@ _FORK, _END, _CONTINUE, _SPACE = "├── ", "└── ", "│   ", "    "  #
 def _guided_lines(tree: Tree) -> list[tuple[str, str, Text]]:
     """(guides, guides of its wrapped lines, label) of each node, in the order rich's Tree draws
     them (depth first), without recursion."""
-    out = [("", "", tree.label)]
+    out = [("", "", cast(Text, tree.label))]  # (rich_tree labels each node with a Text)
     stack = [(tree.children, 0, "")]
     while stack:
         children, at, above = stack.pop()
@@ -99,7 +102,7 @@ def _guided_lines(tree: Tree) -> list[tuple[str, str, Text]]:
             continue
         stack.append((children, at + 1, above))
         node, last = children[at], at == len(children) - 1
-        out.append((above + (_END if last else _FORK), above + (_SPACE if last else _CONTINUE), node.label))
+        out.append((above + (_END if last else _FORK), above + (_SPACE if last else _CONTINUE), cast(Text, node.label)))
         if node.children:
             stack.append((node.children, 0, above + (_SPACE if last else _CONTINUE)))
     return out

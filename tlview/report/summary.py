@@ -6,29 +6,45 @@ Filtering (`--filter`, `--rank`) happens here, once, for both outputs.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import asdict
+from typing import TypeVar, cast
 
 from tlview.diagnose.caches import cache_summary
-from tlview.diagnose.classify import diagnose, diagnose_node, fix_for
+from tlview.diagnose.classify import Diagnosis, diagnose, diagnose_node, fix_for
 from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.hang import hang_lines
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
-from tlview.domain.compile_node import CompileNode
+from tlview.domain.compile_node import Compile, CompileNode
+from tlview.domain.input_problems import InputProblem
 from tlview.domain.places import user_function
 from tlview.domain.rank_history import RankGroups, rank_groups
 from tlview.domain.reasons import GraphBreak
 from tlview.domain.totals import totals as index_totals
-from tlview.domain.verdict import Kind, place_of
+from tlview.domain.verdict import CompileProblem, Kind, place_of
 from tlview.index.index import Index
+from tlview.report.json_types import (
+    CompileEntry,
+    CompileProblemEntry,
+    DiagnosisEntry,
+    GraphBreakEntry,
+    GraphBreakGroup,
+    InputProblemEntry,
+    MissingSourceEntry,
+    OutsideEntry,
+    SourceExcerptEntry,
+    SourceFileEntry,
+    Summary,
+)
+from tlview.source.text_log import TextLog
 from tlview.source.trace_file import TraceFile
 from tlview.source.user_source import SourceFiles
 from tlview.views.filters import Filter
 
 
 def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles | None = None,
-                  streamed: bool = False) -> dict:
+                  streamed: bool = False) -> Summary:
     """`sources`: the user's files, for the lines at each problem (none read without it).
     `streamed`: the compile ids' entries are made as they are read (CompileEntries), for an output
     that reads them once (--json writes each, --report folds them), and `source_missing` (what
@@ -39,7 +55,7 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
     # the totals of what is listed: with a filter, of the compiles it keeps (and the run's beside)
     totals = asdict(index_totals(index, rank, flt.matches if flt.active else None))
     groups = rank_groups(index)  # ranks of the same compile history (report and markdown fold them)
-    return {
+    summary: Summary = {
         "tlview_summary_version": 1,
         "pytorch_version": index.pytorch_version,
         "sources": [_source(s, groups) for s in index.sources],
@@ -51,7 +67,7 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "compiles": (CompileEntries(nodes, lambda n: compile_entry(index, n, sources)) if streamed
                      else [compile_entry(index, n, sources) for n in nodes]),
         "outside_compiles": [outside_entry(n, sources) for n in index.outside.values()
-                             if (n.outside_items() or n.compile.verdict.problems)
+                             if (n.outside_items() or compile_of(n).verdict.problems)
                              and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
         "graph_break_summary": graph_break_summary(nodes),
         "run_summary": run_summary(index, rank, rows := timeline(index, rank)),
@@ -60,11 +76,18 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),  # what can hang the job first
         "hang_summary": hang_lines(div),
-        "problems": [_problem(p) for p in index.problems],
+        "problems": [_input_problem(p) for p in index.problems],
         "source_missing": (lambda: _missing(sources)) if streamed else _missing(sources),
         "notes": list(index.notes),
         "unknown_record_kinds": dict(index.unknown_kinds),
     }
+    return summary
+
+
+def compile_of(node: CompileNode) -> Compile:
+    """The compile a node of an index is an attempt of (the index gives each node one)."""
+    assert node.compile is not None, node.id
+    return node.compile
 
 
 class CompileEntries:
@@ -72,45 +95,53 @@ class CompileEntries:
     frame held 410 MB of entries beside the index until --json was written. Each reading makes
     them again (read once); `map` is a reading of each (None leaves one out)."""
 
-    def __init__(self, nodes: list[CompileNode], make, keep=None) -> None:
+    def __init__(self, nodes: list[CompileNode], make: Callable[[CompileNode], CompileEntry],
+                 keep: Callable[[CompileEntry], CompileEntry | None] | None = None) -> None:
         self._nodes, self._make, self._keep = nodes, make, keep
 
-    def __iter__(self) -> Iterator[dict]:
+    def __iter__(self) -> Iterator[CompileEntry]:
         for node in self._nodes:
             entry = self._make(node)
-            if self._keep is None or (entry := self._keep(entry)) is not None:
+            if self._keep is None:
                 yield entry
+            elif (kept := self._keep(entry)) is not None:
+                yield kept
 
-    def map(self, keep) -> CompileEntries:
+    def map(self, keep: Callable[[CompileEntry], CompileEntry | None]) -> CompileEntries:
         before = self._keep
+        if before is None:
+            return CompileEntries(self._nodes, self._make, keep)
 
-        def both(entry: dict) -> dict | None:
-            entry = before(entry)
-            return None if entry is None else keep(entry)
+        def both(entry: CompileEntry) -> CompileEntry | None:
+            kept = before(entry)
+            return None if kept is None else keep(kept)
 
-        return CompileEntries(self._nodes, self._make, keep if before is None else both)
+        return CompileEntries(self._nodes, self._make, both)
 
-    def listed(self) -> set[tuple]:
+    def listed(self) -> set[tuple[int | None, int | None]]:
         """(rank, process) of each compile id, without making the entries (of all, before `map`)."""
         return {(n.rank, n.group.pid) for n in self._nodes}
 
 
-def listed(compiles) -> set[tuple]:
+def listed(compiles: Iterable[CompileEntry]) -> set[tuple[int | None, int | None]]:
     """(rank, process) of the compile ids listed: a list's, or CompileEntries' without making them."""
     if isinstance(compiles, CompileEntries):
         return compiles.listed()
     return {(c["rank"], c["process"]) for c in compiles}
 
 
-def later(value):
+T = TypeVar("T")
+
+
+def later(value: T | Callable[[], T]) -> T:
     """A value of a streamed summary that is known only once its compile entries were read."""
     return value() if callable(value) else value
 
 
-def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None = None) -> dict:
+def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None = None) -> CompileEntry:
     """One compile id. Its problems are its part of its compile's verdict (the problems whose
     record is in this attempt); `status` is the compile's."""
-    compile_ = node.compile
+    compile_ = compile_of(node)
     verdict = compile_.verdict
     mine = [p for p in verdict.problems if p.node is node]
     metrics = node.metrics or {}
@@ -146,28 +177,30 @@ def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None =
         "perf_hints": list(node.perf_hints),
         "verdict": [problem_entry(p, sources) for p in mine],
         "diagnosis": [diagnosis_entry(d, sources) for d in diagnose_node(node)],
-        "problems": [_problem(p) for p in node.problems],
+        "problems": [_input_problem(p) for p in node.problems],
     }
 
 
-def diagnosis_entry(diagnosis, sources: SourceFiles | None) -> dict:
+def diagnosis_entry(diagnosis: Diagnosis, sources: SourceFiles | None) -> DiagnosisEntry:
     """A diagnosis, with the user's lines at its place (`source`: None where not read)."""
-    return {**diagnosis.as_dict(), "source": _source_lines(diagnosis.place, sources)}
+    # (Diagnosis.as_dict, in tlview.diagnose, makes the fields DiagnosisEntry declares)
+    return {**cast(DiagnosisEntry, diagnosis.as_dict()), "source": _source_lines(diagnosis.place, sources)}
 
 
-def _source_lines(place: tuple[str, int] | None, sources: SourceFiles | None) -> dict | None:
+def _source_lines(place: tuple[str, int] | None, sources: SourceFiles | None) -> SourceExcerptEntry | None:
     excerpt = sources.excerpt(*place) if sources is not None and place else None
-    return excerpt.as_dict() if excerpt is not None else None
+    # (Excerpt.as_dict, in tlview.source, makes the fields SourceExcerptEntry declares)
+    return cast(SourceExcerptEntry, excerpt.as_dict()) if excerpt is not None else None
 
 
-def _missing(sources: SourceFiles | None) -> list[dict]:
+def _missing(sources: SourceFiles | None) -> list[MissingSourceEntry]:
     """The user's files a problem's lines were not read from, once each, and why."""
     if sources is None:
         return []
     return [{"path": path, "why": why} for path, why in sources.missing.items()]
 
 
-def _graph_break(problem) -> dict:
+def _graph_break(problem: CompileProblem) -> GraphBreakEntry:
     if not problem.logged:
         return {"location": None, "reason": problem.why, "detail": None, "explanation": None,
                 "hints": [], "logged": False, "cause": problem.cause}
@@ -176,7 +209,7 @@ def _graph_break(problem) -> dict:
             "explanation": gb.explanation, "hints": gb.hints, "logged": True, "cause": problem.cause}
 
 
-def problem_entry(problem, sources: SourceFiles | None = None) -> dict:
+def problem_entry(problem: CompileProblem, sources: SourceFiles | None = None) -> CompileProblemEntry:
     """A problem of the verdict as --json gives it (and --report, markdown and --fail-on read)."""
     return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
             "fix": fix_for(problem), "compile_id": problem.compile_id,
@@ -193,12 +226,12 @@ def problem_entry(problem, sources: SourceFiles | None = None) -> dict:
             "source": _source_lines(problem.source_place, sources)}
 
 
-def outside_entry(node: CompileNode, sources: SourceFiles | None = None) -> dict:
+def outside_entry(node: CompileNode, sources: SourceFiles | None = None) -> OutsideEntry:
     """A rank's or process's records of no compile id (torch.export's): what there is, and its
     verdict (a failed export)."""
     kinds = Counter([a.name for a in node.artifacts if a.kind.role.value not in ("dynamic", "version", "string")]
                     + [d.kind for d in node.dynamic])
-    verdict = node.compile.verdict
+    verdict = compile_of(node).verdict
     return {"rank": node.rank, "process": node.group.pid,
             "source": node.source.name if node.source is not None else None,
             "status": verdict.status.word,
@@ -207,12 +240,12 @@ def outside_entry(node: CompileNode, sources: SourceFiles | None = None) -> dict
             "diagnosis": [diagnosis_entry(d, sources) for d in diagnose(verdict.problems)]}
 
 
-def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
+def graph_break_summary(nodes: list[CompileNode]) -> list[GraphBreakGroup]:
     """Graph breaks de-duplicated by location and reason, with a count and the compile ids (those
     not logged, known from their restarts, under one entry)."""
-    groups: dict[tuple, dict] = {}
+    groups: dict[tuple, GraphBreakGroup] = {}
     for node in nodes:
-        for problem in node.compile.verdict.of(Kind.GRAPH_BREAK):
+        for problem in compile_of(node).verdict.of(Kind.GRAPH_BREAK):
             if problem.node is not node:
                 continue
             gb = problem.evidence if problem.logged else GraphBreak(None, "not logged (known from a restart)")
@@ -228,21 +261,21 @@ def graph_break_summary(nodes: list[CompileNode]) -> list[dict]:
     return list(groups.values())
 
 
-def _source(source, groups: RankGroups) -> dict:
-    entry = {"path": source.name, "kind": "trace" if isinstance(source, TraceFile) else "text",
-             "bytes": source.size, "records": len(source.offsets)}
+def _source(source: TraceFile | TextLog, groups: RankGroups) -> SourceFileEntry:
+    kind, size, records = ("trace" if isinstance(source, TraceFile) else "text"), source.size, len(source.offsets)
     if isinstance(source, TraceFile):
         group = groups.of(source.rank)
-        entry.update(rank=source.rank, rank_group=group.rank if group is not None else None,
-                     pid=source.pid, started=source.started,
-                     md5_ok=source.md5_ok, md5_bad=source.md5_bad,
-                     record_kinds={source.kind_names[k]: n for k, n in Counter(source.kinds).items()})
-    else:
-        entry.update(lines=source.lines, glog_lines=source.glog_lines, ranks=sorted(source.ranks),
-                     pids=sorted(source.pids))
-    return entry
+        return {"path": source.name, "kind": kind, "bytes": size, "records": records,
+                "rank": source.rank, "rank_group": group.rank if group is not None else None,
+                "pid": source.pid, "started": source.started,
+                "md5_ok": source.md5_ok, "md5_bad": source.md5_bad,
+                "record_kinds": {source.kind_names[k]: n for k, n in Counter(source.kinds).items()}}
+    return {"path": source.name, "kind": kind, "bytes": size, "records": records,
+            "lines": source.lines, "glog_lines": source.glog_lines, "ranks": sorted(source.ranks),
+            "pids": sorted(source.pids)}
 
 
-def _problem(problem) -> dict:
+def _input_problem(problem: InputProblem) -> InputProblemEntry:
     return {"file": problem.path, "line": problem.line, "kind": problem.kind,
-            "message": problem.message, "compile_id": problem.node.id if problem.node else None}
+            "message": problem.message,
+            "compile_id": problem.node.id if isinstance(problem.node, CompileNode) else None}

@@ -130,8 +130,8 @@ def _lane_bar(rows: list[dict], bar: int, total: float) -> Text:
         for cell in range(start, end):
             worst[cell] = Status.worst([worst[cell], status])
     text = Text("│", style="dim")
-    for status in worst:
-        text.append("█" if status else " ", style=status.style if status else "")
+    for cell_status in worst:
+        text.append("█" if cell_status else " ", style=cell_status.style if cell_status else "")
     text.append("│", style="dim")
     return text
 

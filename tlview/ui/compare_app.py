@@ -16,7 +16,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
 
-from tlview.diagnose.compare import Comparison, Problem, compare
+from tlview.diagnose.compare import ComparedProblem, Comparison, compare
 from tlview.index import gc_pauses
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
@@ -174,7 +174,8 @@ class CompareApp(App[int]):
         """The problem under the cursor above the panes; its compile (a leaf's, or the problem's
         first), in its own run, in the panes."""
         data = self.tree.cursor_node.data if self.tree.cursor_node is not None else None
-        said = problem_text(data) if isinstance(data, Problem) else seen_text(data) if isinstance(data, Seen) else ""
+        said = (problem_text(data) if isinstance(data, ComparedProblem)
+                else seen_text(data) if isinstance(data, Seen) else "")
         self.query_one("#problem", Static).update(said)
         seen = self.tree.seen
         found = self._entries.get(seen.occurrence.node) if seen is not None else None

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from rich.text import Text
 from textual.widgets.tree import TreeNode
 
-from tlview.diagnose.compare import Comparison, Occurrence, Problem
+from tlview.diagnose.compare import ComparedProblem, Comparison, Occurrence
 from tlview.report.rich_text import short_path
 from tlview.textsafe import one_line, visible_name
 from tlview.ui.detail import DetailPane
@@ -69,7 +69,7 @@ class CompareTree(KeyedTree):
     @staticmethod
     def _problem_key(node: TreeNode | None) -> tuple | None:
         problem = node.data if node is not None else None
-        if isinstance(problem, Problem):
+        if isinstance(problem, ComparedProblem):
             return problem.kind, problem.cause, problem.function, problem.location
         return None
 
@@ -77,7 +77,7 @@ class CompareTree(KeyedTree):
     def seen(self) -> Seen | None:
         """The occurrence the cursor is on: a leaf's, or a problem's first (the newest run's)."""
         data = self.cursor_node.data if self.cursor_node is not None else None
-        if isinstance(data, Problem):
+        if isinstance(data, ComparedProblem):
             return Seen("after", data.after[0]) if data.after else Seen("before", data.before[0])
         return data if isinstance(data, Seen) else None
 
@@ -103,13 +103,13 @@ class CompareTree(KeyedTree):
 
     def open_node(self, node: TreeNode) -> bool:
         """Enter on a problem or an occurrence: into the pane, as on a compile id of the explorer."""
-        if not isinstance(node.data, (Problem, Seen)):
+        if not isinstance(node.data, (ComparedProblem, Seen)):
             return False
         self.app.query_one(DetailPane).focus_pane()
         return True
 
 
-def problem_label(problem: Problem, room: int) -> Text:
+def problem_label(problem: ComparedProblem, room: int) -> Text:
     """`2 → 0  graph break print_or_logging in step at compare.py:15`: how many times before and
     after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes)."""
     label = Text(f"{len(problem.before)} → {len(problem.after)}  ")
@@ -123,7 +123,7 @@ def problem_label(problem: Problem, room: int) -> Text:
     return label
 
 
-def problem_text(problem: Problem) -> Text:
+def problem_text(problem: ComparedProblem) -> Text:
     """Above the panes: the problem the cursor is on, and why (what to do is in the Summary, for
     the compile shown)."""
     # (a trace names the function and the place: made visible, as in the explorer)
