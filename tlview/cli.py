@@ -6,7 +6,7 @@ import os
 import shutil
 import signal
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, cast
 
 from tlview.cli_args import build_parser, dask_misuse
@@ -376,7 +376,7 @@ def _headless_compare(args, flt, fail_on: list[str]) -> int:
             index.close()
 
 
-def _writer(args, doc: dict, markdown: str, report: str):
+def _writer(args, doc: Mapping[str, object], markdown: str, report: str):
     """What --json, --report --markdown or --report writes of `doc` (renderers named by their
     place in tlview.report, imported only when used: --json never imports rich)."""
     from importlib import import_module

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import codecs
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 
 # C0 controls except TAB and newline, DEL, C1 controls, and every character that shows nothing: all
 # of Unicode's format characters (category Cf: bidi marks, embeddings, overrides and isolates, the
@@ -132,7 +132,7 @@ def _streamed(value) -> bool:
     return callable(value) or (hasattr(value, "__iter__") and not isinstance(value, (list, tuple, dict, str, bytes)))
 
 
-def json_chunks(summary: dict, limit: int = 1 << 20) -> Iterator[bytes]:
+def json_chunks(summary: Mapping[str, object], limit: int = 1 << 20) -> Iterator[bytes]:
     """json_bytes(summary) in pieces of about `limit` bytes, the same bytes: a top-level value that
     is an iterable other than a list (the summary's compile entries, made as they are read) is
     written an item at a time and never held whole; a function's value (what reading them found)
@@ -156,6 +156,7 @@ def json_chunks(summary: dict, limit: int = 1 << 20) -> Iterator[bytes]:
         if callable(value):
             buffer += _indented(json_bytes(value()), b"\n  ")
         else:
+            assert isinstance(value, Iterable)  # (_streamed: a callable or an iterable)
             count = 0
             for item in value:
                 buffer += (b",\n    " if count else b"[\n    ") + _indented(json_bytes(item), b"\n    ")
