@@ -7,14 +7,13 @@ messages; each report applies the index's changed compiles to the tree model and
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import replace
 from functools import partial
 from pathlib import Path
 
 from textual import events, on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.css.query import NoMatches
 from textual.reactive import reactive
@@ -29,19 +28,18 @@ from tlview.index.live import LiveEvents, LiveIndex
 from tlview.source.user_source import SourceFiles
 from tlview.textsafe import one_line
 from tlview.ui import workers
-from tlview.ui.actions import PayloadActions
 from tlview.ui.backlog import Backlog
-from tlview.ui.commands import tlview_commands
 from tlview.ui.detail import DetailPane, pane_title
 from tlview.ui.filter_bar import FilterBar
-from tlview.ui.filtering import ExplorerFilter, FilterKeys
+from tlview.ui.filtering import ExplorerFilter
 from tlview.ui.following import Following
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
 from tlview.ui.jumping import Jumps
-from tlview.ui.key_hints import FooterVoice, KeyHints, Said
+from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys import BINDINGS, key_table
 from tlview.ui.keys_first import KeyFrameScreen, KeysFirst, is_user_input
+from tlview.ui.logs_app import LogsApp
 from tlview.ui.messages import (
     FollowState,
     IndexFinished,
@@ -53,11 +51,8 @@ from tlview.ui.messages import (
     WorkDone,
     while_shown,
 )
-from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
-from tlview.ui.pane_keys import PaneKeys
-from tlview.ui.pane_reading import PaneReading
-from tlview.ui.search import SearchAsked, SearchBar
+from tlview.ui.search import SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
 from tlview.ui.tree_note import TreeNote
 from tlview.views.filters import Filter, missing_rank
@@ -74,12 +69,12 @@ VIEWS_EVERY = 0.25  # seconds at least between two refreshes of the views while 
 VIEWS_SHARE = 10  # ... and ten times what the last one took
 
 
-class TlviewApp(App[int]):
+class TlviewApp(LogsApp):
     """The explorer. What it does on a key or a message is done by the objects it owns (each
-    built with the app): the keys' moment (keys_first), the footer's voice (key_hints), the
-    filter (filtering), following a live job (following), the jumps (jumping), the panes' keys
-    (pane_keys), the payload's actions (actions) and `m`/`o` (pane_reading); its `action_*` and
-    `on_*` pass them on."""
+    built with the app): the keys' moment (keys_first), the tree's filter (filtering), following
+    a live job (following), the jumps (jumping), and those it shares with the compare view
+    (logs_app.LogsApp: the footer's voice, the filter's keys, the panes' keys, the payload's
+    actions, `m`/`o`); its `action_*` and `on_*` pass them on."""
 
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     TITLE = "tlview"
@@ -92,21 +87,12 @@ class TlviewApp(App[int]):
                  poll: bool = False, kind: str | None = None, job=None, input_ended=None,
                  name: str | None = None, private_path: bool = False, nothing_came=None,
                  source_roots=()) -> None:
-        super().__init__()
+        super().__init__(flt, key_table)
         self.key_moment = KeysFirst()
-        self.voice = FooterVoice(self)
-        self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
         self.tree_filter = ExplorerFilter(self)
         self.following = Following(self)
         self.jumps = Jumps(self)
-        self.pane_keys = PaneKeys(self, key_table)
-        self.payload_actions = PayloadActions(self)
-        readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self.sources = SourceFiles(list(source_roots))  # the user's files, for their lines at each problem
-        if "TEXTUAL_ANIMATIONS" not in os.environ:
-            # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer
-            # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
-            self.animation_level = "none"
         # a pipe: true once it closed with no log line in it; the app then ends (nothing to explore)
         self.nothing_came = nothing_came
         self.nothing_came_in = False
@@ -115,7 +101,6 @@ class TlviewApp(App[int]):
         self.job = job  # a --run job: its end is announced
         self.live = LiveIndex(path, force_polling=poll, kind=kind, ended=input_ended or (lambda: False),
                               name=name if private_path else None) if follow else None
-        self.flt = flt or Filter()
         self.model = TreeModel(self.live.index if self.live is not None else Index(), self.flt, live=follow)
         self.running = RunningTotals(self.model.index)  # the status line's counts
         self._backlog = Backlog()  # changed compiles not shown yet (refresh_views)
@@ -130,7 +115,6 @@ class TlviewApp(App[int]):
         self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
         self.caught_up = not follow
         self.new_unseen = 0
-        self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
     def index(self) -> Index:
@@ -139,10 +123,6 @@ class TlviewApp(App[int]):
     @property
     def tree(self) -> FrameTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(FrameTree)
-
-    @property
-    def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
 
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
@@ -174,17 +154,6 @@ class TlviewApp(App[int]):
     def on_unmount(self) -> None:
         if collections := getattr(self, "_collections", None):  # (none if mounting failed)
             collections.stop()
-
-    # ---- reading the panes (pane_reading.py, search.py) ----------------------------------------
-
-    def on_search_asked(self, message: SearchAsked) -> None:
-        self.query_one(SearchBar).open(message.search)
-
-    async def action_output_code(self) -> None:
-        await self.pane_reading.output_code()
-
-    def action_toggle_maximize(self) -> None:
-        self.pane_reading.toggle_maximize()
 
     # ---- what the workers report ---------------------------------------------------------------
 
@@ -339,10 +308,6 @@ class TlviewApp(App[int]):
             self.new_unseen = 0
         self.detail.show(self._selection(event.node.data))
 
-    def get_system_commands(self, screen):
-        yield from super().get_system_commands(screen)
-        yield from tlview_commands(self)
-
     # ---- keys first (keys_first.KeysFirst) --------------------------------------------------------
 
     @property
@@ -387,42 +352,7 @@ class TlviewApp(App[int]):
         if isinstance(event, events.Key):
             self.key_moment.frame_for_key = True
 
-    # ---- what the app says (key_hints.FooterVoice) ------------------------------------------------
-
-    @property
-    def said(self):
-        return self.voice.said
-
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
-        self.voice.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-
-    def clear_notifications(self) -> None:
-        self.voice.clear()
-
-    def on_said(self, event: Said) -> None:
-        self.voice.say(event)
-
-    # ---- the filter (filtering) -----------------------------------------------------------------
-
-    @property
-    def filter_bar(self) -> FilterBar:
-        return self.filter_keys.bar
-
-    def action_filter(self) -> None:
-        self.filter_keys.open()
-
-    def set_filter(self, expression: str) -> None:
-        self.filter_keys.set_filter(expression)
-
-    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
-        self.apply_filter(message.flt)
-
-    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
-        self.filter_keys.invalid(message)
-
-    def action_clear_filter(self) -> None:
-        self.filter_keys.clear()
+    # ---- the filter (filtering.ExplorerFilter; its keys: LogsApp) --------------------------------
 
     def apply_filter(self, flt: Filter) -> None:
         self.tree_filter.apply(flt)
@@ -464,26 +394,3 @@ class TlviewApp(App[int]):
 
     def on_jump_to_compile(self, message: JumpToCompile) -> None:
         self.jumps.jump_to_node(message.node)
-
-    # ---- the panes' keys (pane_keys.PaneKeys, actions.PayloadActions) ------------------------------
-
-    def action_show_tab(self, tab_id: str) -> None:
-        self.pane_keys.show_tab(tab_id)
-
-    def action_command_palette(self) -> None:
-        self.pane_keys.command_palette()
-
-    def search_themes(self) -> None:
-        self.pane_keys.search_themes()
-
-    def search_commands(self, commands, placeholder: str = "Search for commands…"):
-        return self.pane_keys.search_commands(commands, placeholder)
-
-    def action_help(self) -> None:
-        self.pane_keys.help()
-
-    def action_copy_payload(self) -> None:
-        self.payload_actions.copy()
-
-    def action_open_external(self) -> None:
-        self.payload_actions.open_external()

@@ -5,13 +5,12 @@ and its first lines tell the totals before → after."""
 
 from __future__ import annotations
 
-import os
 from functools import partial
 from pathlib import Path
 
 from rich.text import Text
 from textual import on
-from textual.app import App, ComposeResult
+from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
@@ -21,30 +20,25 @@ from tlview.index import gc_pauses
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
 from tlview.textsafe import one_line
-from tlview.ui.actions import PayloadActions
-from tlview.ui.commands import tlview_commands
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import CompareTree, Seen, problem_text, seen_text
 from tlview.ui.detail import DetailPane
 from tlview.ui.filter_bar import FilterBar
-from tlview.ui.filtering import FilterKeys
 from tlview.ui.jumping import KEYS, NAMES
-from tlview.ui.key_hints import FooterVoice, KeyHints, Said
+from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys import COMPARE_BINDINGS, compare_key_table
+from tlview.ui.logs_app import LogsApp
 from tlview.ui.messages import ComparisonReady, while_shown
-from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane import Selection
-from tlview.ui.pane_keys import PaneKeys
-from tlview.ui.pane_reading import PaneReading
-from tlview.ui.search import SearchAsked, SearchBar
+from tlview.ui.search import SearchBar
 from tlview.ui.tree_note import TreeNote
 from tlview.views.filters import Filter, missing_rank
 from tlview.views.tree import JUMPS, TreeModel
 
 
-class CompareApp(App[int]):
+class CompareApp(LogsApp):
     """The compare view: the explorer's footer voice, filter keys, pane keys, payload actions and
-    `m`/`o` (objects it owns, as the explorer does), on a tree of problems."""
+    `m`/`o` (LogsApp's, as the explorer's), on a tree of problems."""
 
     CSS_PATH = Path(__file__).parent / "tlview.tcss"
     CSS = """
@@ -56,30 +50,17 @@ class CompareApp(App[int]):
     ALLOW_IN_MAXIMIZED_VIEW = "KeyHints, CompareHead, SearchBar"  # what it says, the totals, a search
 
     def __init__(self, before: str, after: str, latest: bool = False, flt: Filter | None = None) -> None:
-        super().__init__()
-        self.voice = FooterVoice(self)
-        self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
-        self.pane_keys = PaneKeys(self, compare_key_table)
-        self.payload_actions = PayloadActions(self)
-        readable_no_color(self._filters)  # NO_COLOR: grays that read (as the explorer's)
-        if "TEXTUAL_ANIMATIONS" not in os.environ:
-            self.animation_level = "none"  # as the explorer: a pane's content shows at once
+        super().__init__(flt, compare_key_table)  # flt: which compile ids of both runs count
         self.paths = (before, after)
         self.latest = latest
-        self.flt = flt or Filter()  # --rank/--filter, then `/`: which compile ids of both runs count
         self.comparison: Comparison | None = None
         self.runs: tuple[Index, Index] | None = None  # both runs, once read
         self._entries: dict = {}  # a compile node -> (its run's index, its tree entry)
         self._stopped_at_end: tuple | None = None  # (kind, step, node) after "the last ...": wrap next
-        self.pane_reading = PaneReading(self)  # `m` and `o`
 
     @property
     def tree(self) -> CompareTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)
         return self.query_one(CompareTree)
-
-    @property
-    def detail(self) -> DetailPane:
-        return self.query_one(DetailPane)
 
     @property
     def index(self) -> Index:
@@ -106,17 +87,6 @@ class CompareApp(App[int]):
         self.call_after_refresh(gc_pauses.started, True)  # (cli.main paused the GC)
         self.watch(self.screen, "maximized", self.pane_reading.maximized_changed, init=False)
         self._start_compare()
-
-    # ---- reading the panes (pane_reading.py, search.py) ----------------------------------------
-
-    def on_search_asked(self, message: SearchAsked) -> None:
-        self.query_one(SearchBar).open(message.search)
-
-    async def action_output_code(self) -> None:
-        await self.pane_reading.output_code()
-
-    def action_toggle_maximize(self) -> None:
-        self.pane_reading.toggle_maximize()
 
     def _start_compare(self) -> None:
         self.run_worker(partial(self._compare, self.flt, self.runs), name="compare", group="compare",
@@ -223,67 +193,3 @@ class CompareApp(App[int]):
         assert isinstance(seen, Seen)  # (stops are occurrences)
         self.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {seen.run} "
                     f"[{seen.occurrence.compile_id}]", timeout=1.5, markup=False)
-
-    def get_system_commands(self, screen):
-        yield from super().get_system_commands(screen)
-        yield from tlview_commands(self)
-
-    # ---- what the app says (key_hints.FooterVoice) ------------------------------------------------
-
-    @property
-    def said(self):
-        return self.voice.said
-
-    def notify(self, message: str, *, title: str = "", severity: str = "information",
-               timeout: float | None = None, markup: bool = True) -> None:
-        self.voice.notify(message, title=title, severity=severity, timeout=timeout, markup=markup)
-
-    def clear_notifications(self) -> None:
-        self.voice.clear()
-
-    def on_said(self, event: Said) -> None:
-        self.voice.say(event)
-
-    # ---- the filter (filtering.FilterKeys) ------------------------------------------------------
-
-    @property
-    def filter_bar(self) -> FilterBar:
-        return self.filter_keys.bar
-
-    def action_filter(self) -> None:
-        self.filter_keys.open()
-
-    def set_filter(self, expression: str) -> None:
-        self.filter_keys.set_filter(expression)
-
-    def on_filter_bar_applied(self, message: FilterBar.Applied) -> None:
-        self.apply_filter(message.flt)
-
-    def on_filter_bar_invalid(self, message: FilterBar.Invalid) -> None:
-        self.filter_keys.invalid(message)
-
-    def action_clear_filter(self) -> None:
-        self.filter_keys.clear()
-
-    # ---- the panes' keys (pane_keys.PaneKeys, actions.PayloadActions) ------------------------------
-
-    def action_show_tab(self, tab_id: str) -> None:
-        self.pane_keys.show_tab(tab_id)
-
-    def action_command_palette(self) -> None:
-        self.pane_keys.command_palette()
-
-    def search_themes(self) -> None:
-        self.pane_keys.search_themes()
-
-    def search_commands(self, commands, placeholder: str = "Search for commands…"):
-        return self.pane_keys.search_commands(commands, placeholder)
-
-    def action_help(self) -> None:
-        self.pane_keys.help()
-
-    def action_copy_payload(self) -> None:
-        self.payload_actions.copy()
-
-    def action_open_external(self) -> None:
-        self.payload_actions.open_external()

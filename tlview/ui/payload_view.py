@@ -21,14 +21,14 @@ from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.reactive import reactive
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 from textual.worker import Worker
 
 from tlview.ui.keys import PAYLOAD_VIEW_BINDINGS
 from tlview.ui.messages import work_done
-from tlview.ui.search import MAX_LINE, SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches, display_line
-from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
+from tlview.ui.search import MAX_LINE, SEARCH_COMPONENTS, SEARCH_CSS, display_line
+from tlview.ui.searchable_view import SearchableView
+from tlview.ui.text_size import size_the_text
 
 HIGHLIGHT_BLOCK = 64  # lines highlighted by one lexer run
 HIGHLIGHTED_LINES = 2000  # highlighted lines kept
@@ -78,7 +78,7 @@ def warm_up(language: str = "python") -> None:
     _highlighter(language).highlight("x = 1")
 
 
-class PayloadView(ScrollView, can_focus=True):
+class PayloadView(SearchableView, can_focus=True):
     """Shows a payload's lines with line numbers; Python highlighting of what is on screen;
     search (`/`, `n`, `N`) and wrapping (`w`) of long lines."""
 
@@ -91,7 +91,7 @@ class PayloadView(ScrollView, can_focus=True):
     BINDINGS: ClassVar[list[BindingType]] = PAYLOAD_VIEW_BINDINGS
 
     def __init__(self, *, id: str | None = None, classes: str | None = None) -> None:
-        super().__init__(id=id, classes=classes)
+        super().__init__(self, id=id, classes=classes)  # (its lines: itself, searched)
         self._lines: list[str] = []
         self._language: str | None = None
         self._cache: LRUCache[int, Text] = LRUCache(HIGHLIGHTED_LINES)  # line -> highlighted
@@ -105,35 +105,12 @@ class PayloadView(ScrollView, can_focus=True):
         self._row_starts: dict[int, list[int]] = {}  # wrapped: where each row of a long line starts
         self._wrap_width = 0
         self._line_styles: tuple[Style, Style] | None = None  # (base, gutter), until styles change
-        self._sizes_seen = SizesSeen()
-        self.line_search = LineSearch(self, self)
 
     # ---- what Textual asks of the widget itself ------------------------------------------------
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
-                and super()._size_updated(size, virtual_size, container_size, layout))
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if (done := work_done(self, event)) is not None:
             self.post_message(done)  # (the app shows a failed one)
-
-    def action_search(self) -> None:
-        self.line_search.ask()
-
-    def action_next_match(self, step: int) -> None:
-        self.line_search.next_match(step)
-
-    def action_end_search(self) -> None:
-        self.line_search.end_or_skip()
-
-    @property
-    def search(self) -> Matches | None:
-        """The matches of the search in this view, None when not searching."""
-        return self.line_search.matches
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(make_scrollbars, self)
 
     @property
     def text(self) -> str:

@@ -19,12 +19,12 @@ from textual.binding import BindingType
 from textual.cache import LRUCache
 from textual.geometry import Size
 from textual.message import Message
-from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from tlview.ui.keys import RENDERED_VIEW_BINDINGS
-from tlview.ui.search import SEARCH_COMPONENTS, SEARCH_CSS, LineSearch, Matches
-from tlview.ui.text_size import SizesSeen, make_scrollbars, size_the_text
+from tlview.ui.search import SEARCH_COMPONENTS, SEARCH_CSS
+from tlview.ui.searchable_view import SearchableView
+from tlview.ui.text_size import size_the_text
 
 DRAWN_LINES = 256  # drawn lines kept (a few screens)
 
@@ -42,7 +42,7 @@ def render_strips(view: Group, console: Console, width: int,
     return strips
 
 
-class RenderedView(ScrollView, can_focus=True):
+class RenderedView(SearchableView, can_focus=True):
     """Shows strips rendered elsewhere; keeps the renderable they came from (`content`: what `y`
     copies). `/` searches in what it shows (search.py)."""
 
@@ -58,38 +58,13 @@ class RenderedView(ScrollView, can_focus=True):
         meta: dict
 
     def __init__(self, **kwargs) -> None:
-        super().__init__(**kwargs)
+        super().__init__(self, **kwargs)  # (its lines: itself, searched)
         self.content: Group = Group()
         self._strips: list[Strip] = []
         self._plain: list[str] | None = None  # the lines as text, made when first searched
         self._drawn: LRUCache[tuple, Strip] = LRUCache(DRAWN_LINES)
         self._shown = 0  # which content (a search of an older one is dropped)
         self._base: Style | None = None  # the view's style (render_line), until styles change
-        self._sizes_seen = SizesSeen()
-        self.line_search = LineSearch(self, self)
-
-    # ---- what Textual asks of the widget itself ------------------------------------------------
-
-    def _size_updated(self, size: Size, virtual_size: Size, container_size: Size, layout: bool = True) -> bool:
-        return (self._sizes_seen.changed(size, container_size, self.virtual_size)
-                and super()._size_updated(size, virtual_size, container_size, layout))
-
-    def action_search(self) -> None:
-        self.line_search.ask()
-
-    def action_next_match(self, step: int) -> None:
-        self.line_search.next_match(step)
-
-    def action_end_search(self) -> None:
-        self.line_search.end_or_skip()
-
-    @property
-    def search(self) -> Matches | None:
-        """The matches of the search in this view, None when not searching."""
-        return self.line_search.matches
-
-    def on_mount(self) -> None:
-        self.call_after_refresh(make_scrollbars, self)
 
     def show(self, content: Group, strips: list[Strip]) -> None:
         self.content = content
