@@ -281,3 +281,15 @@ async def test_the_compare_view_shows_escapes_from_a_trace_and_runs_none(tmp_pat
                           [problem_text(p).plain for p in problems] + [str(n.label) for n in app.tree.root.children])
         assert "PWNTITLE" in shown  # the problems at that place are listed, their place made visible
         assert "\x1b" not in shown and "\x07" not in shown
+
+
+async def test_the_palette_lists_every_command_in_the_compare_view_too():
+    """Ctrl+P's commands of the compare view: its ranks came from the explorer's tree model, which
+    the compare view has none of; the list stopped there (no Rank, Copy payload or Keys)."""
+    app = CompareApp(str(GENERATED / "multi_rank4"), str(GENERATED / "multi_rank4"))
+    async with app.run_test(size=SIZE) as pilot:
+        await compared(app, pilot)
+        titles = [command.title for command in app.get_system_commands(app.screen)]
+        assert [t for t in titles if t.startswith("Rank: ")] == [
+            f"Rank: {group.title()}" for group in app.rank_groups()]
+        assert len(app.rank_groups()) >= 1 and "Copy payload" in titles and titles[-1] == "Keys"

@@ -21,6 +21,7 @@ from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.domain.compile_node import Compile
+from tlview.domain.rank_history import RankGroups
 from tlview.domain.totals import RunningTotals
 from tlview.index import gc_pauses
 from tlview.index.index import Index
@@ -119,6 +120,10 @@ class TlviewApp(LogsApp):
     @property
     def index(self) -> Index:
         return self.model.index
+
+    def rank_groups(self) -> RankGroups:
+        """The tree's groups, made as it was filled (the index's, grouped now, before)."""
+        return self.model.ranks or super().rank_groups()
 
     @property
     def tree(self) -> FrameTree:  # type: ignore[override]  # (DOMNode.tree: a rich Tree of the DOM, unused here)

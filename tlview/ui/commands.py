@@ -10,8 +10,7 @@ from textual.app import SystemCommand
 from textual.await_complete import AwaitComplete
 from textual.command import CommandPalette
 
-from tlview.domain.rank_history import rank_groups
-from tlview.index.index import Index
+from tlview.domain.rank_history import RankGroups
 from tlview.report.rich_text import ranks_text
 from tlview.ui.detail import TABS
 from tlview.views.filters import CATEGORIES
@@ -21,8 +20,7 @@ from tlview.views.tree import JUMPS
 class CommandsApp(Protocol):
     """What the palette's commands run: the explorer's and the compare view's actions."""
 
-    @property
-    def index(self) -> Index: ...
+    def rank_groups(self) -> RankGroups: ...
     def set_filter(self, expression: str) -> None: ...
     def action_clear_filter(self) -> None: ...
     def action_jump(self, kind: str, step: int) -> None: ...
@@ -43,9 +41,7 @@ def tlview_commands(app: CommandsApp) -> Iterable[SystemCommand]:
     for tab_id, title, what, _ in TABS:
         yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))
     # ranks of one compile history are one command (1,024 ranks: never 1,024 rows)
-    # (only TlviewApp has a model: on CompareApp this raises, and its palette lacks the rest)
-    model = app.model  # type: ignore[attr-defined]  # CompareApp has none, see above
-    for group in model.ranks or rank_groups(app.index):
+    for group in app.rank_groups():
         stands = f" (it stands for {ranks_text(group.ranks)})" if group.count > 1 else ""
         yield SystemCommand(f"Rank: {group.title()}", f"show rank {group.rank} only{stands}",
                             lambda r=group.rank: app.set_filter(f"rank:{r}"))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 
 from textual.app import App
 
+from tlview.domain.rank_history import RankGroups, rank_groups
 from tlview.index.index import Index
 from tlview.ui.actions import PayloadActions
 from tlview.ui.commands import tlview_commands
@@ -53,6 +54,10 @@ class LogsApp(App[int]):
     def index(self) -> Index:
         """The logs the palette's commands speak of."""
         raise NotImplementedError
+
+    def rank_groups(self) -> RankGroups:
+        """The ranks grouped by compile history (the palette's Rank commands)."""
+        return rank_groups(self.index)
 
     def apply_filter(self, flt: Filter) -> None:
         """A filter chosen (the bar, Esc, the palette): shown."""
