@@ -1,9 +1,9 @@
-"""What to do about each problem of the verdict (model/verdict.py), in the user's terms. The cause
+"""What to do about each problem of the verdict (domain/verdict.py), in the user's terms. The cause
 and the why are the model's; only the advice is decided here, from the compile's own context:
 
 - what the failed guard read (a module's int attribute, a global, a value carried over a graph
   break, an argument: causes.Guarded), the call that broke the graph (LoggingCall, SkippedCall);
-- the settings the compile ran with (model/settings.py: its recorded dynamo_config and torch
+- the settings the compile ran with (domain/settings.py: its recorded dynamo_config and torch
   version): a fix never asks for a setting the compile already had, says what is set that causes
   the problem (dynamic=False), and names a setting only where that torch has it, by its name there;
 - PyTorch's own hint: followed, unless it is known not to hold, and then said so.

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from tlview.diagnose.collectives import short_op
 from tlview.diagnose.rank_groups import ordinal
-from tlview.domain.rank_runs import ranks_text  # (not look.py: --json never imports rich)
+from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
 
 MOST_GROUPS = 4
 MOST_IDS = 6

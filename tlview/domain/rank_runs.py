@@ -1,5 +1,5 @@
 """Rank numbers as runs (`0-1022,1024`): how every list of ranks is printed. Re-exported by
-look.py (the model's own modules use it from here: look.py imports the tree)."""
+report/rich_text.py (the domain's own modules use it from here: rich_text imports the tree)."""
 
 from __future__ import annotations
 

@@ -78,7 +78,7 @@ def sniff_file(path: str) -> tuple[str | None, bytes]:
         kind = sniff_bytes(head)
         if kind is None and len(head) == SNIFF_BYTES and not head.strip(b"\0"):
             # A hole (a file cut and written on, a crash before the data reached the disk): its
-            # records come after it, and the reader reads them (damage.py says so).
+            # records come after it, and the reader reads them (damaged_lines.py says so).
             after = _after_nuls(f.fileno(), len(head))
             kind = sniff_bytes(after) if after else None
             if kind is None and os.path.basename(path).startswith(TORCH_TRACE_PREFIX):

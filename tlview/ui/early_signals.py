@@ -2,7 +2,7 @@
 its app runs and takes them (launch._run): the explorer ends at once, with its pool, and 128 + the
 signal's number, as the app would (the terminal is not the app's yet: nothing to give back).
 
-The explorer starts its indexing pool before Textual is imported (model/early_part.py,
+The explorer starts its indexing pool before Textual is imported (index/early_part.py,
 parallel.start_early). Python's own SIGINT raised KeyboardInterrupt wherever the main thread was
 then, and where something swallowed it the explorer came up and stayed (test_terminal_session's
 signal while the pool indexes failed about 1 full run in 3 under load). No Textual here: it is
