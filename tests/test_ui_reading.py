@@ -512,3 +512,23 @@ async def test_escape_on_a_filter_keeps_the_compile_id():
         await pilot.pause()
         assert app.tree.entry.node.id == "3/4"
         assert "3/4" in plain(app.query_one("#summary-body"))
+
+
+async def test_end_in_the_search_bar_moves_the_cursor_and_esc_ends_the_search():
+    """End (and Ctrl+E) in the search bar is the Input's: the cursor to the end of the query, the
+    search goes on. The bar's own Esc action had Input's name for End, so End ended the search."""
+    app = TlviewApp(str(CORPUS / "model"))
+    async with app.run_test(size=SIZE) as pilot:
+        view = await _graph_view(app, pilot)
+        await press(pilot, "enter", "slash")
+        bar = app.query_one(SearchBar)
+        await type_in(pilot, "view")
+        await press(pilot, "home")
+        assert bar.cursor_position == 0
+        await press(pilot, "end")
+        assert bar.display and app.focused is bar and bar.cursor_position == len("view")
+        await press(pilot, "home", "ctrl+e")
+        assert bar.display and bar.cursor_position == len("view")
+        assert view.search is not None and view.search.query == "view"
+        await press(pilot, "escape")
+        assert not bar.display and app.focused is view and view.search is None

@@ -106,7 +106,7 @@ SEARCH_BINDINGS: list[BindingType] = [
 ]
 
 # The search bar: Esc ends the search (Enter submits it, as every Input does).
-SEARCH_BAR_BINDINGS: list[BindingType] = [Binding("escape", "end", "End search", show=False)]
+SEARCH_BAR_BINDINGS: list[BindingType] = [Binding("escape", "close_search", "End search", show=False)]
 
 PAYLOAD_VIEW_BINDINGS: list[BindingType] = [
     *SCROLL_BINDINGS,

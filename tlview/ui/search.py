@@ -292,8 +292,8 @@ class SearchBar(BarInput):
         # At once, not by the Submitted message: a key typed right after Enter (`n`) is for the view.
         self._close()
 
-    def action_end(self, select: bool = False) -> None:
-        # (Input's End key action too, which ends the search as Esc does: as it always did)
+    def action_close_search(self) -> None:
+        # (not `end`: that is Input's End / Ctrl+E, which moves the cursor to the end of the query)
         if self.line_search is not None:
             self.line_search.end()
         self._close()
