@@ -20,8 +20,9 @@ def test_the_hang_leads_the_report_ranks_grouped_with_the_collective_and_the_dea
     code, out = run_cli("--report", str(HANG))
     assert code == 0
     lines = out.splitlines()
-    assert lines[1] == "Why the job may hang"  # right under the title, before the files read
-    hang = lines[2:lines.index(next(line for line in lines if line.startswith("  trace ")))]
+    assert lines[1].startswith("hung: ranks 0-1 vs rank 2 at the ")  # the job's verdict, under the title
+    assert lines[2] == "Why the job may hang"  # then why, before the files read
+    hang = lines[3:lines.index(next(line for line in lines if line.startswith("  trace ")))]
     assert hang[0] == ("  collectives differ (can hang the job): ranks 0-1 vs rank 2; the 7th collective run "
                        "(in graph execution order): all_reduce_ in [0/0] on ranks 0-1; none on rank 2 "
                        "(its collectives end after [0/1])")
@@ -90,8 +91,9 @@ async def test_the_run_pane_opens_on_why_the_job_hung():
         body = app.query_one("#run-body")
         await until(pilot, lambda: "Total compile time" in plain(body), what="the Run pane")
         lines = [line.strip() for line in plain(body).splitlines() if line.strip()]
-        assert lines[0] == "Why the job may hang"
-        assert lines[1].startswith("⚠ collectives differ (can hang the job): ranks 0-1 vs rank 2; the 7th")
+        assert lines[0].startswith("hung: ranks 0-1 vs rank 2 at the ")
+        assert lines[1] == "Why the job may hang"
+        assert lines[2].startswith("⚠ collectives differ (can hang the job): ranks 0-1 vs rank 2; the 7th")
         died = [i for i, line in enumerate(lines) if "the job died: rank 0: timeout" in line]
         assert died and died[0] < lines.index(next(line for line in lines if line.startswith("Total compile time")))
 

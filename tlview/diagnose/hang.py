@@ -8,12 +8,56 @@ can each hang a job. Lines are built from `divergence()`'s document, so `--json`
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from tlview.diagnose.collectives import short_op
 from tlview.diagnose.rank_groups import ordinal
 from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
 
 MOST_GROUPS = 4
 MOST_IDS = 6
+# deaths that follow from another rank's (a rank waits, then its peers time out or lose it)
+CONSEQUENCES = frozenset({"timeout", "collective mismatch", "peer lost"})
+
+
+@dataclass(frozen=True)
+class JobVerdict:
+    """The job's own verdict, in one line: hung, may hang, or died, and where to look (the rank
+    that parted from the others or died first, and its compile id if one is named). Read by the
+    explorer's first screen and status line, and by --report and --json."""
+
+    state: str  # "hung", "may hang", "died"
+    said: str  # "hung: ranks 0-1 vs rank 2 at the 4th collective (all_reduce_ in [0/0])"
+    rank: int | None
+    compile_id: str | None
+
+
+def job_verdict(div: dict) -> JobVerdict | None:
+    """What happened to the job, from `divergence()`'s document: a rank's own death first (an
+    exception is the cause; the timeouts of its peers follow from it), then the collectives the
+    ranks ran parting (hung when the job died of it, else it may hang); None when neither."""
+    death = div.get("job_death") or {}
+    deaths = death.get("deaths") or []
+    cause = next((d for d in deaths if d["kind"] not in CONSEQUENCES), None)
+    if cause is not None:
+        return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}",
+                          cause["ranks"][0], None)
+    executed = (div.get("collective_sequences") or {}).get("executed")
+    if executed and executed.get("first_difference"):
+        first = executed["first_difference"]
+        state = "hung" if deaths or death.get("root_cause") else "may hang"
+        named = next((g for g in first["groups"] if g["op"] is not None), None)
+        where = f" ({short_op(named['op'])} in [{named['compile_id']}])" if named else ""
+        # the rank that parted: the smallest group (the others agree), the last of equal ones
+        odd = min(reversed(first["groups"]), key=lambda g: len(g["ranks"]))
+        return JobVerdict(state, f"{state}: {versus(executed['groups'])} at the "
+                          f"{ordinal(first['position'])} collective{where}",
+                          odd["ranks"][0], odd["compile_id"] or odd.get("after"))
+    if deaths:
+        first_death = deaths[0]
+        return JobVerdict("died", f"died: {ranks_text(first_death['ranks'])}: {first_death['kind']}: "
+                          f"{first_death['message']}", first_death["ranks"][0], None)
+    return None
 
 
 def versus(groups: list[dict]) -> str:

@@ -203,6 +203,15 @@ class GraphBreakGroup(RankFolded):
     compile_ids: list[str]
 
 
+class JobVerdictEntry(TypedDict):
+    """The job's own verdict (diagnose.hang.JobVerdict): hung, may hang or died, and where."""
+
+    state: str
+    said: str
+    rank: int | None
+    compile_id: str | None
+
+
 # A streamed summary's compile entries are made as they are read (summary.CompileEntries), and what
 # making them found is a function called after.
 Compiles = Iterable[CompileEntry]
@@ -229,6 +238,7 @@ class Summary(TypedDict):
     divergence: Divergence
     divergence_summary: list[str]
     hang_summary: list[str]
+    job_verdict: JobVerdictEntry | None
     problems: list[InputProblemEntry]
     source_missing: SourceMissing
     notes: list[str]

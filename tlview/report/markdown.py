@@ -47,7 +47,9 @@ def markdown_report(summary: Summary) -> str:
     said: Summary = visible_data({**summary, "compiles": [], "outside_compiles": []})
     out = ["# torch.compile report", ""]
     out += _facts(said)
-    if said.get("hang_summary"):  # "why did my job hang" first
+    if verdict := said.get("job_verdict"):  # what happened to the job, in one line, first
+        out += [f"**{prose(verdict['said'])}**", ""]
+    if said.get("hang_summary"):  # then why
         out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in said["hang_summary"][:30]] + [""]
     out += _sources(said["sources"])
     out += _table(rows.found, names)

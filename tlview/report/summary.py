@@ -13,7 +13,7 @@ from typing import TypeVar, cast
 from tlview.diagnose.caches import cache_summary
 from tlview.diagnose.classify import Diagnosis, diagnose, diagnose_node, fix_for
 from tlview.diagnose.costs import run_summary, timeline
-from tlview.diagnose.hang import hang_lines
+from tlview.diagnose.hang import hang_lines, job_verdict
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.domain.compile_node import Compile, CompileNode
@@ -31,6 +31,7 @@ from tlview.report.json_types import (
     GraphBreakEntry,
     GraphBreakGroup,
     InputProblemEntry,
+    JobVerdictEntry,
     MissingSourceEntry,
     OutsideEntry,
     SourceExcerptEntry,
@@ -76,12 +77,20 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),  # what can hang the job first
         "hang_summary": hang_lines(div),
+        "job_verdict": _job_verdict(div),
         "problems": [_input_problem(p) for p in index.problems],
         "source_missing": (lambda: _missing(sources)) if streamed else _missing(sources),
         "notes": list(index.notes),
         "unknown_record_kinds": dict(index.unknown_kinds),
     }
     return summary
+
+
+def _job_verdict(div: dict) -> JobVerdictEntry | None:
+    verdict = job_verdict(div)
+    if verdict is None:
+        return None
+    return {"state": verdict.state, "said": verdict.said, "rank": verdict.rank, "compile_id": verdict.compile_id}
 
 
 def compile_of(node: CompileNode) -> Compile:

@@ -33,6 +33,7 @@ from tlview.report.json_types import (
     DiagnosisEntry,
     GraphBreakGroup,
     InputProblemEntry,
+    JobVerdictEntry,
     OutsideEntry,
     RunSummary,
     SourceFileEntry,
@@ -74,7 +75,7 @@ def render_report(summary: Summary, console: Console) -> None:
     said: Summary = visible_data({**summary, "compiles": [], "outside_compiles": [],
                                   "timeline": summary["timeline"][:TIMELINE_ROWS]})
     _head(said, console)
-    _hang(said["hang_summary"], console)
+    _hang(said["hang_summary"], said.get("job_verdict"), console)
     _sources(said["sources"], console)
     _compile_table(found.rows, names, bool(said.get("filter")), console)
     _graph_breaks(said["graph_break_summary"], grouped, console)
@@ -157,8 +158,10 @@ def _head(summary: Summary, console: Console) -> None:
     console.print(head)
 
 
-def _hang(hang_summary: list[str], console: Console) -> None:
-    if hang_summary:  # "why did my job hang" comes before anything else
+def _hang(hang_summary: list[str], verdict: JobVerdictEntry | None, console: Console) -> None:
+    if verdict is not None:  # what happened to the job, in one line, before anything else
+        console.print(Text(verdict["said"], style="bold red"))
+    if hang_summary:  # then why
         console.print(Text("Why the job may hang", style="bold red"))
         for line in hang_summary[:30]:
             console.print(Text(f"  {line}"))

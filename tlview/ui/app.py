@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
+from tlview.diagnose.hang import JobVerdict
 from tlview.domain.compile_node import Compile
 from tlview.domain.rank_history import RankGroups
 from tlview.domain.totals import RunningTotals
@@ -46,6 +47,7 @@ from tlview.ui.messages import (
     IndexFinished,
     IndexGrew,
     IndexReplaced,
+    JobDiagnosed,
     JobEnded,
     JumpToCompile,
     PayloadMatches,
@@ -116,6 +118,7 @@ class TlviewApp(LogsApp):
         self.facts = StatusFacts(name or Path(path).name or path, live="live" if follow else "")
         self.caught_up = not follow
         self.new_unseen = 0
+        self.job_verdict: JobVerdict | None = None  # what happened to the job (JobDiagnosed)
 
     @property
     def index(self) -> Index:
@@ -172,6 +175,15 @@ class TlviewApp(LogsApp):
         if problem := missing_rank(self.flt.rank, self.index.ranks()):
             self.notify(problem, severity="error", timeout=8)
         self.refresh_views()
+
+    def on_job_diagnosed(self, message: JobDiagnosed) -> None:
+        """The job hung or died: said on the status line; on the first screen (no key pressed
+        yet), the cursor goes to where it parted and the Run pane tells why."""
+        first = self.job_verdict is None and message.verdict is not None
+        self.job_verdict = message.verdict
+        self.set_facts(job=message.verdict.said if message.verdict else "")
+        if first and not self.key_moment.key_at:
+            self.jumps.to_job_verdict(quiet=True)
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:

@@ -92,7 +92,9 @@ class ExplorerFilter:
     def cycle_rank(self, step: int) -> None:
         app = self.app
         groups = app.model.ranks  # once read: a rank for each group of one compile history
-        ranks = [g.rank for g in groups] if groups is not None else list(app.index.numbered_ranks())
+        ranks = [g.rank for g in groups] if groups is not None and len(groups) > 1 else []
+        # ranks all alike (or not grouped yet): each rank, never "one rank" of a job of several
+        ranks = ranks or list(app.index.numbered_ranks())
         if len(ranks) < 2:
             app.notify("these logs have one rank", timeout=2)
             return

@@ -25,7 +25,12 @@ class Jumps:
     def jump(self, kind: str, step: int) -> None:
         app = self.app
         here = app.tree.entry
-        predicate = JUMPS[kind]
+        is_stop = JUMPS[kind]
+        job = self.job_entry() if kind == "error" else None
+
+        def predicate(entry: TreeEntry) -> bool:
+            return entry is job or is_stop(entry)  # the job hung or died: an error too, where it parted
+
         stops = app.model.matching(predicate)
         name = NAMES[kind]
         if not stops:
@@ -44,7 +49,40 @@ class Jumps:
             return
         self._stopped_at_end = None
         self._go_to(target)
+        if target is job and app.job_verdict is not None:
+            app.detail.open("run")
+            app.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {app.job_verdict.said}", timeout=3,
+                       markup=False)
+            return
         app.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {target.title}", timeout=1.5)
+
+    def job_entry(self) -> TreeEntry | None:
+        """The tree's entry where the job parted or died: the compile id its verdict names on
+        its rank, else on the rank that stands for that rank's group, else that rank's first."""
+        app = self.app
+        verdict = app.job_verdict
+        if verdict is None or verdict.rank is None:
+            return None
+        groups = app.model.ranks
+        ranks = [verdict.rank] + ([g.rank] if groups is not None and (g := groups.of(verdict.rank)) else [])
+        for rank in ranks:
+            node = app.index.node(rank, verdict.compile_id) if verdict.compile_id else None
+            if node is not None and node.compile is not None \
+                    and (entry := app.model.by_key.get(("cid", node.group, node.compile.key))):
+                return entry
+        return next((e for e in app.model.compile_entries() if e.rank in ranks), None)
+
+    def to_job_verdict(self, quiet: bool = False) -> None:
+        """The cursor to where the job parted or died, its Run pane telling why."""
+        app = self.app
+        verdict = app.job_verdict
+        if verdict is None:
+            return
+        if (entry := self.job_entry()) is not None:
+            self._go_to(entry)
+        app.detail.open("run")
+        if not quiet:
+            app.notify(verdict.said, title="the job", severity="error", timeout=4, markup=False)
 
     def _go_to(self, target: TreeEntry) -> None:
         self.app.tree.select_key(target.key)

@@ -12,6 +12,7 @@ from textual.widget import Widget
 from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import Comparison
+from tlview.diagnose.hang import JobVerdict
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.rank_history import RankGroups
 from tlview.index.index import Index
@@ -47,6 +48,14 @@ class IndexFinished(Message):
 
     ranks: RankGroups | None = None
     folded: TreeModel | None = None  # the tree of those groups, built there too (its filter's)
+
+
+@dataclass
+class JobDiagnosed(Message):
+    """What happened to the job (hung, may hang, died), decided in the indexing worker once the
+    logs were read (and, following, again as they grow); None: nothing happened to it."""
+
+    verdict: JobVerdict | None
 
 
 @dataclass

@@ -13,7 +13,7 @@ from textual.containers import Vertical
 
 from tlview.diagnose.caches import cache_summary, outcome_words
 from tlview.diagnose.costs import run_summary, timeline
-from tlview.diagnose.hang import hang_lines
+from tlview.diagnose.hang import hang_lines, job_verdict
 from tlview.diagnose.ranks import divergence, other_lines
 from tlview.diagnose.stack_trie import stack_trie
 from tlview.diagnose.timeline import compile_timeline
@@ -45,7 +45,9 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     go_on()
     grouped = index.grouped  # then every line that names a compile id names its rank
     parts: list[RenderableType] = []
-    if hang := hang_lines(div):  # "why did my job hang" comes first
+    if verdict := job_verdict(div):  # what happened to the job, in one line, first
+        parts.append(Text(visible(verdict.said), style="bold red"))
+    if hang := hang_lines(div):  # then why
         parts.append(Text("Why the job may hang", style="bold red"))
         parts += [Text(f"  ⚠ {visible(line)}", style="red") for line in hang[:40]]
         parts.append(Text(""))

@@ -18,7 +18,9 @@ from textual.widgets import ProgressBar, Static
 from tlview.domain.totals import Totals
 from tlview.domain.verdict import Kind
 from tlview.report.rich_text import counted, ranks_text
-from tlview.textsafe import visible
+from tlview.textsafe import one_line, visible
+
+JOB_WIDTH = 72  # the job's verdict on the line at most: a death's message leaves room for the counts
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,7 @@ class StatusFacts:
     failure: str = ""  # an indexing worker failed: what went wrong
     pane_failure: str = ""  # a pane's loader failed (the pane shows what it had): what went wrong
     shown_all: bool = True  # the tree and counts show all the index holds (app.refresh_views)
+    job: str = ""  # what happened to the job: "hung: ranks 0-1 vs rank 2 at ...", "died: rank 1: ..."
 
 
 class StatusLine(Horizontal):
@@ -123,6 +126,8 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
     elif facts.live == "ended":
         add(None, " ■ ended ·", "bold")
     name = add(None, f" {visible(facts.name)}", "bold")
+    if facts.job:  # the job's own verdict: beside its name, never dropped (cut last, at the end)
+        add(None, f" · {one_line(visible(facts.job), JOB_WIDTH)}", f"bold {RED}")
     add(1, f" · {facts.files:,} file{'s' if facts.files != 1 else ''}")
     if facts.ranks:
         add(3, f" · {_ranks_words(facts.ranks)}")

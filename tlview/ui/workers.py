@@ -13,18 +13,31 @@ from textual.app import App
 from textual.message import Message
 from textual.worker import get_current_worker
 
+from tlview.diagnose.hang import job_verdict
+from tlview.diagnose.ranks import divergence
 from tlview.domain.rank_history import rank_groups
 from tlview.index.index import Index
 from tlview.index.indexing import CHUNK, Indexer
 from tlview.index.live import LiveIndex
 from tlview.source.discover import find_logs
 from tlview.ui.keys_first import step_back
-from tlview.ui.messages import FollowState, IndexFinished, IndexGrew, IndexReplaced, JobEnded, PayloadMatches
+from tlview.ui.messages import (
+    FollowState,
+    IndexFinished,
+    IndexGrew,
+    IndexReplaced,
+    JobDiagnosed,
+    JobEnded,
+    PayloadMatches,
+)
 from tlview.views.filters import Filter
 from tlview.views.search import search_payloads
 from tlview.views.tree import TreeModel
 
 SEARCH_REPORT = 0.25  # seconds between two reports of a payload search
+# Following, the job's verdict is decided again at most this often while the logs grow (a hang
+# shows as ranks that stop writing: seconds matter less than not reading every schedule per read).
+DIAGNOSE_EVERY = 5.0
 
 
 class IndexingApp(Protocol):
@@ -65,6 +78,12 @@ def index_logs(app: IndexingApp, index: Index, path: str, latest: bool) -> None:
         # The folded tree here too: built on the UI thread, 20,000 ranks held a key for 290 ms.
         folded = TreeModel(index, app.flt, ranks=groups) if groups is not None and groups.folds else None
         app.post_message(IndexFinished(groups, folded))
+        diagnose_job(app, index)
+
+
+def diagnose_job(app: IndexingApp, index: Index) -> None:
+    """The job's verdict (hung, died), in the thread that fills the index: the index holds still."""
+    app.post_message(JobDiagnosed(job_verdict(divergence(index))))
 
 
 def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
@@ -78,6 +97,7 @@ def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
     indexer = indexer_for(live.index)
     state = None
     job_done = False
+    diagnosed_at, grew = 0.0, False
     live.follower.start()
     try:
         while not worker.is_cancelled:
@@ -90,6 +110,10 @@ def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
             read = live.index.refresh(limit=CHUNK)
             if read or update.new_files or update.rebuilt:
                 report_growth(app, live.index)
+                grew = True
+            if grew and time.monotonic() - diagnosed_at > DIAGNOSE_EVERY:
+                diagnose_job(app, live.index)
+                diagnosed_at, grew = time.monotonic(), False
             if read >= CHUNK:
                 continue  # more is there now: no waiting
             if job is not None and not job_done and (code := job.poll()) is not None:
@@ -98,6 +122,7 @@ def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
             if live.ended() and not read and not update.new_files:
                 live.finish()  # the pipe closed or the job exited: close the last records
                 report_growth(app, live.index)
+                diagnose_job(app, live.index)
                 app.post_message(FollowState(True, update.waiting, ended=True))
                 return
             if (True, update.waiting) != state:
