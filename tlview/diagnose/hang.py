@@ -9,11 +9,13 @@ can each hang a job. Lines are built from `divergence()`'s document, so `--json`
 from __future__ import annotations
 
 from tlview.diagnose.collectives import short_op
+from tlview.diagnose.job_death import EXCEPTION, where_text
 from tlview.diagnose.rank_groups import ordinal
 from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
 
 MOST_GROUPS = 4
 MOST_IDS = 6
+MOST_DEATHS = 8
 
 
 def versus(groups: list[dict]) -> str:
@@ -37,7 +39,8 @@ def _sequence_line(found: dict, executed: bool) -> str:
 
 
 def hang_lines(div: dict) -> list[str]:
-    lines = []
+    death = div.get("job_death")
+    lines = raised_lines(death)  # a rank's own exception before what it did to the others
     sequences = div.get("collective_sequences")
     if sequences:
         # what the ranks ran names the collective a rank waited on; else what they compiled
@@ -65,19 +68,36 @@ def hang_lines(div: dict) -> list[str]:
         said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
         lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
                      f"(not on {ranks_text(missing)})")
-    lines += death_lines(div.get("job_death"))
+    lines += death_lines(death)
     return lines
 
 
+def raised_lines(death: dict | None) -> list[str]:
+    """The exceptions ranks raised of their own (not a timeout or a lost peer: consequences)."""
+    if not death:
+        return []
+    return [f"the job died: {ranks_text(entry['ranks'])} raised {entry['message']}{_at(entry)}"
+            for entry in death["deaths"][:MOST_DEATHS] if entry["kind"] == EXCEPTION]
+
+
 def death_lines(death: dict | None) -> list[str]:
+    """How the other ranks died, and torchrun's account (the root cause, the signals it sent)."""
     if not death:
         return []
     lines = []
-    for entry in death["deaths"][:8]:
-        lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}")
+    for entry in death["deaths"][:MOST_DEATHS]:
+        if entry["kind"] != EXCEPTION:
+            lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}{_at(entry)}")
     root = death.get("root_cause")
     if root:
         how = f" (exit code {root['exitcode']}{', ' + root['signal'] if root.get('signal') else ''})" \
             if root.get("exitcode") is not None else ""
         lines.append(f"torchrun: rank {root['rank']} failed first{how}")
+    for entry in death.get("signals", ()):
+        lines.append(f"torchrun: {ranks_text(entry['ranks'])} ended by {entry['signal']} "
+                     f"(exit code {entry['exitcode']})")
     return lines
+
+
+def _at(entry: dict) -> str:
+    return f" (at {where_text(entry['where'])})" if entry.get("where") else ""
