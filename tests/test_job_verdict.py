@@ -41,7 +41,7 @@ def test_without_a_death_the_same_parting_may_hang_and_without_either_there_is_n
 
 def test_a_rank_s_own_death_comes_before_the_timeouts_of_its_peers():
     div = copy.deepcopy(_hang_doc())
-    div["job_death"]["deaths"].append({"ranks": [2], "kind": "exception",
+    div["job_death"]["deaths"].append({"ranks": [2], "kind": "exception", "where": None,
                                        "message": "ValueError: bad batch at train.py:12"})
     verdict = job_verdict(div)
     assert verdict is not None
@@ -108,3 +108,13 @@ async def test_following_a_job_tells_the_hang_as_its_logs_come(tmp_path):
         await until(pilot, lambda: app.job_verdict is not None and app.job_verdict.state == "hung",
                     timeout=60, what="the hang, while following")
         assert "hung: ranks 0-1 vs rank 2" in app.query_one("StatusLine").text
+
+
+def test_a_rank_that_raised_is_the_verdict_though_its_peers_timed_out_and_lost_it():
+    doc = json_for(DIST / "raise_in3")
+    assert doc["job_verdict"] == {
+        "state": "died", "rank": 1, "compile_id": None,
+        "said": "died: rank 1: RuntimeError: activations overflow: max |h| = 1.87e+06 > 1e4 (at program.py:42 in layer)"}
+    # only timeouts (every rank waited): the job died of them
+    timeout6 = json_for(DIST / "timeout6")["job_verdict"]
+    assert timeout6["state"] in ("died", "hung") and "exception" not in timeout6["said"]

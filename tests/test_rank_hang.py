@@ -31,12 +31,13 @@ def test_the_hang_leads_the_report_ranks_grouped_with_the_collective_and_the_dea
     # each rank's own last words, from its TORCH_LOGS text (gloo's source places left out)
     expected = json.loads((HANG / "expected.json").read_text())["first_runtime_error_per_rank"]
     assert "gloo" in expected["0"] and "Timed out waiting 10000ms for send operation" in expected["0"]
-    for rank, operation in ((0, "send"), (1, "recv")):
+    for rank, operation in ((0, "send"), (1, "recv")):  # each waited in its compiled `step`
         assert (f"  the job died: rank {rank}: timeout: RuntimeError: Timed out waiting 10000ms for {operation} "
-                "operation to complete") in hang
+                "operation to complete (at program.py:37 in step)") in hang
     assert any(line.startswith("  the job died: rank 2: timeout: Rank 2 successfully reached monitoredBarrier")
                for line in hang)
     assert "  torchrun: rank 0 failed first (exit code 1)" in hang
+    assert "  torchrun: ranks 1-2 ended by SIGTERM (exit code -15)" in hang
     # what does not hang a job is said later, apart
     rest = lines[lines.index("Ranks diverge"):]
     assert any("recompile counts differ" in line for line in rest)

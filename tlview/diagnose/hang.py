@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from tlview.diagnose.collectives import short_op
+from tlview.diagnose.job_death import EXCEPTION, where_text
 from tlview.diagnose.rank_groups import ordinal
 from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
 
 MOST_GROUPS = 4
 MOST_IDS = 6
-# deaths that follow from another rank's (a rank waits, then its peers time out or lose it)
-CONSEQUENCES = frozenset({"timeout", "collective mismatch", "peer lost"})
-
+MOST_DEATHS = 8
 
 @dataclass(frozen=True)
 class JobVerdict:
@@ -38,9 +37,10 @@ def job_verdict(div: dict) -> JobVerdict | None:
     ranks ran parting (hung when the job died of it, else it may hang); None when neither."""
     death = div.get("job_death") or {}
     deaths = death.get("deaths") or []
-    cause = next((d for d in deaths if d["kind"] not in CONSEQUENCES), None)
+    # a rank's own exception: the others' timeouts and lost peers follow from it
+    cause = next((d for d in deaths if d["kind"] == EXCEPTION), None)
     if cause is not None:
-        return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}",
+        return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}{_at(cause)}",
                           cause["ranks"][0], None)
     executed = (div.get("collective_sequences") or {}).get("executed")
     if executed and executed.get("first_difference"):
@@ -81,7 +81,8 @@ def _sequence_line(found: dict, executed: bool) -> str:
 
 
 def hang_lines(div: dict) -> list[str]:
-    lines = []
+    death = div.get("job_death")
+    lines = raised_lines(death)  # a rank's own exception before what it did to the others
     sequences = div.get("collective_sequences")
     if sequences:
         # what the ranks ran names the collective a rank waited on; else what they compiled
@@ -109,19 +110,36 @@ def hang_lines(div: dict) -> list[str]:
         said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
         lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
                      f"(not on {ranks_text(missing)})")
-    lines += death_lines(div.get("job_death"))
+    lines += death_lines(death)
     return lines
 
 
+def raised_lines(death: dict | None) -> list[str]:
+    """The exceptions ranks raised of their own (not a timeout or a lost peer: consequences)."""
+    if not death:
+        return []
+    return [f"the job died: {ranks_text(entry['ranks'])} raised {entry['message']}{_at(entry)}"
+            for entry in death["deaths"][:MOST_DEATHS] if entry["kind"] == EXCEPTION]
+
+
 def death_lines(death: dict | None) -> list[str]:
+    """How the other ranks died, and torchrun's account (the root cause, the signals it sent)."""
     if not death:
         return []
     lines = []
-    for entry in death["deaths"][:8]:
-        lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}")
+    for entry in death["deaths"][:MOST_DEATHS]:
+        if entry["kind"] != EXCEPTION:
+            lines.append(f"the job died: {ranks_text(entry['ranks'])}: {entry['kind']}: {entry['message']}{_at(entry)}")
     root = death.get("root_cause")
     if root:
         how = f" (exit code {root['exitcode']}{', ' + root['signal'] if root.get('signal') else ''})" \
             if root.get("exitcode") is not None else ""
         lines.append(f"torchrun: rank {root['rank']} failed first{how}")
+    for entry in death.get("signals", ()):
+        lines.append(f"torchrun: {ranks_text(entry['ranks'])} ended by {entry['signal']} "
+                     f"(exit code {entry['exitcode']})")
     return lines
+
+
+def _at(entry: dict) -> str:
+    return f" (at {where_text(entry['where'])})" if entry.get("where") else ""

@@ -1,8 +1,13 @@
-"""How a distributed job died, from the last lines of its text logs: a collective's timeout (gloo,
-the NCCL watchdog, a monitored barrier), a collective mismatch gloo noticed, a peer that went
-away, an NCCL error, and torchrun's account of which rank failed first.
+"""How a distributed job died, from the last lines of each rank in its text logs: the Python
+exception a rank raised (its class, message and the last frame of the user's own code in its
+traceback), a collective's timeout (gloo, the NCCL watchdog, a monitored barrier), a collective
+mismatch gloo noticed, a peer that went away, an NCCL error, and torchrun's account: which rank
+failed first, and the ranks it ended with a signal.
 
-Only each text log's tail is read (a job dies at its end): the cost does not grow with the logs.
+A job dies at its end, but not every rank's end is the log's: under `torchrun --tee` all ranks
+write one stream, and a rank's last words may lie far above the log's last bytes (with
+`TORCH_LOGS=+dynamo` each rank writes ~15 KB after its traceback). So each log is read backwards
+from its end until every rank it holds has shown its last lines, each byte once.
 A line's rank is its `[rankN]:` prefix, else the log's one rank (a line of no rank is not counted:
 the log may not be a distributed job's); torchrun's summary names its own.
 """
@@ -12,10 +17,12 @@ from __future__ import annotations
 import os
 import re
 from functools import lru_cache
+from pathlib import PurePath
 
+from tlview.domain.reasons import is_generated_path, is_library_path
 from tlview.index.index import Index
 from tlview.patterns import lazy
-from tlview.source.tail import tail_lines
+from tlview.source.tail import TAIL_BYTES, blocks_backwards
 from tlview.source.text_log import TextLog
 
 # (what it is, the line that says so); the first that matches a line names it
@@ -30,38 +37,60 @@ DEATHS = (
                         r"|nccl(?:Internal|System|UnhandledCuda|Invalid)\w*Error")),
     ("timeout", lazy(r"DistStoreError|Socket Timeout")),
 )
+EXCEPTION = "exception"  # the kind of a death no pattern above names: the rank's own exception
 DIGITS = lazy(r"\d+")
 RANK_PREFIX = lazy(r"^\[rank(\d+)\]:\s?")
 TEE = lazy(r"^\[[A-Za-z_]*\d+\]:(?=\[rank)")  # torchrun --tee's `[default3]:` before `[rank3]:`
 SOURCE_PLACE = lazy(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair.cc:545] `
-# torchrun's failure summary: `Root Cause (first observed failure):` then `rank : 1 (local_rank: 1)`
-# and `exitcode : -6 (pid: 5433)  (SIGABRT)`
+# Python's traceback: its header, its frames, and the exception's line (`module.Class: message`,
+# the first unindented line after the frames); of chained ones, the last is what was raised
+TRACEBACK = "Traceback (most recent call last):"
+FRAME = lazy(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
+EXCEPTION_LINE = lazy(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::\s?(?P<message>.*))?$")
+# torchrun's failure summary: `Failures:` and `Root Cause (first observed failure):`, each entry a
+# `rank : 1 (local_rank: 1)` and an `exitcode : -15 (pid: 5433)  (SIGTERM)`
 ROOT_CAUSE = "Root Cause (first observed failure)"
 SUMMARY_RANK = lazy(r"^\s*rank\s*:\s*(\d+)")
 SUMMARY_EXIT = lazy(r"^\s*exitcode\s*:\s*(-?\d+)[^\n]*?(?:\((SIG\w+)\))?\s*$")
+# Each rank's last lines read: its traceback and what it wrote after it (a rank's exit under
+# `+dynamo`: ~15 KB), or what it wrote last when it raised nothing.
+RANK_TAIL_BYTES = 64 << 10
+# The most read of one log looking for its ranks' last lines: a rank silent for longer than this
+# before the end is not searched further. Measured on 64 MB of one rank's lines with a second rank
+# sought (2 cores, shared): 0.36 s where blocks hold no line of a sought rank (passed over by one
+# search), 2.4 s read line by line; 1,024 ranks' deaths of ~15 KB each need ~15 MB.
+MOST_READ = 64 << 20
 
 
 def job_death(index: Index) -> dict | None:
-    """{"deaths": [{"ranks", "kind", "message"}], "root_cause": {...} | None}; None when no text
-    log says the job died."""
-    first: dict[int | None, tuple[str, str]] = {}
+    """{"deaths": [{"ranks", "kind", "message", "exception", "where"}], "root_cause": {...} | None,
+    "signals": [{"ranks", "signal", "exitcode"}]}: the ranks' own exceptions first, then what the
+    others died of; None when no text log says the job died."""
+    first: dict[int, dict] = {}
     root = None
+    signals: dict[int, tuple[str, int]] = {}
     for source in list(index.sources):
         if not isinstance(source, TextLog):
             continue
-        own_rank = next(iter(source.ranks)) if len(source.ranks) == 1 else None
-        said, said_root = _deaths_in(source.path, _size(source.path), own_rank)
+        said, said_root, said_signals = _deaths_in(source.path, _size(source.path), tuple(sorted(source.ranks)))
         for rank, death in said:
             first.setdefault(rank, death)
+        for rank, signal in said_signals:
+            signals.setdefault(rank, signal)
         root = dict(said_root) if said_root else root  # (a copy: the cached one stays as read)
     if not first and root is None:
         return None
     # ranks that died the same way together (their messages differ in numbers only: ports, ranks)
-    grouped: dict[tuple[str, str], dict] = {}
-    for rank, (kind, message) in sorted(first.items()):
-        grouped.setdefault((kind, DIGITS.sub("N", message)),
-                           {"ranks": [], "kind": kind, "message": message})["ranks"].append(rank)
-    return {"deaths": list(grouped.values()), "root_cause": root}
+    grouped: dict[tuple, dict] = {}
+    for rank, death in sorted(first.items(), key=lambda item: (item[1]["kind"] != EXCEPTION, item[0])):
+        key = (death["kind"], DIGITS.sub("N", death["message"]), str(death["where"]))
+        grouped.setdefault(key, {"ranks": [], **death})["ranks"].append(rank)
+    by_signal: dict[tuple[str, int], list[int]] = {}
+    for rank, signal in sorted(signals.items()):
+        by_signal.setdefault(signal, []).append(rank)
+    return {"deaths": list(grouped.values()), "root_cause": root,
+            "signals": [{"ranks": ranks, "signal": signal, "exitcode": code}
+                        for (signal, code), ranks in by_signal.items()]}
 
 
 def _size(path: str) -> int:
@@ -72,24 +101,92 @@ def _size(path: str) -> int:
 
 
 @lru_cache(maxsize=4096)
-def _deaths_in(path: str, size: int, own_rank: int | None) -> tuple[tuple, dict | None]:
-    """((rank, (kind, message)) first per rank, torchrun's root cause) of one log's tail; read
-    again only when the log grew (the Run pane asks at every update of a followed job)."""
-    first: dict = {}
-    root = None
-    lines = tail_lines(path)
-    for n, line in enumerate(lines):
-        line = TEE.sub("", line, count=1)
-        if line.startswith(ROOT_CAUSE):
-            root = _root_cause(lines[n + 1:n + 12]) or root
+def _deaths_in(path: str, size: int, ranks: tuple[int, ...]) -> tuple[tuple, dict | None, tuple]:
+    """((rank, death) per rank, torchrun's root cause, (rank, (signal, exit code)) of the ranks
+    torchrun ended with a signal) of one log; read again only when the log grew (the Run pane
+    asks at every update of a followed job)."""
+    tails, last_lines = _rank_tails(path, ranks)
+    deaths = tuple((rank, death) for rank, lines in sorted(tails.items()) if (death := _death(lines)))
+    root, signals = _summary(last_lines)
+    return deaths, root, signals
+
+
+def _rank_tails(path: str, ranks: tuple[int, ...]) -> tuple[dict[int, list[str]], list[str]]:
+    """({rank: its last lines, prefixes off, in order}, the log's last lines): read backwards
+    until each rank (those the log holds, and any its last lines name) has shown
+    `RANK_TAIL_BYTES` of its lines, or the log's start."""
+    own_rank = ranks[0] if len(ranks) == 1 else None
+    wanted = set(ranks)
+    tails: dict[int, list[str]] = {}
+    taken: dict[int, int] = {}
+    last_lines: list[str] = []
+    seen = 0
+    for block in blocks_backwards(path, MOST_READ):
+        pending = wanted - {rank for rank, n in taken.items() if n >= RANK_TAIL_BYTES}
+        if seen >= TAIL_BYTES and not pending:
+            break
+        if seen >= TAIL_BYTES and own_rank is None and not any(b"[rank%d]:" % r in block for r in pending):
+            seen += len(block)  # none of the ranks still sought wrote here: passed over in one search
             continue
-        kind = next((k for k, pattern in DEATHS if pattern.search(line)), None)
-        if kind is not None:
+        for line in reversed(block.decode("utf-8", "replace").splitlines()):
+            seen += len(line) + 1
+            line = TEE.sub("", line, count=1)
+            if seen <= TAIL_BYTES:
+                last_lines.append(line)
             m = RANK_PREFIX.match(line)
             rank = int(m.group(1)) if m else own_rank
-            if rank is not None:  # a rank's words: one process's "Connection reset by peer" is no job's death
-                first.setdefault(rank, (kind, _message(line)))
-    return tuple(first.items()), root
+            if rank is None or taken.get(rank, 0) >= RANK_TAIL_BYTES:
+                continue
+            wanted.add(rank)
+            text = line[m.end():] if m else line
+            tails.setdefault(rank, []).append(text)
+            taken[rank] = taken.get(rank, 0) + len(text) + 1
+    for lines in tails.values():
+        lines.reverse()
+    last_lines.reverse()
+    return tails, last_lines
+
+
+def _death(lines: list[str]) -> dict | None:
+    """A rank's death from its last lines: the first that names a death, else its exception;
+    with the exception's class and the user's frame it was raised from (or waited in)."""
+    kind, message = next(((k, line) for line in lines for k, pattern in DEATHS if pattern.search(line)),
+                         (None, None))
+    exception, where = _exception(lines)
+    if kind is None and exception is not None:
+        kind, message = EXCEPTION, exception[1]
+    if kind is None or message is None:
+        return None
+    return {"kind": kind, "message": _message(message), "exception": exception[0] if exception else None,
+            "where": where}
+
+
+def _exception(lines: list[str]) -> tuple[tuple[str, str], dict | None] | tuple[None, None]:
+    """((its class, its line), the last frame of the user's code) of the last traceback."""
+    start = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].startswith(TRACEBACK)), None)
+    if start is None:
+        return None, None
+    where = None
+    for line in lines[start + 1:]:
+        if m := FRAME.match(line):
+            if not (is_library_path(m.group("path")) or is_generated_path(m.group("path"))):
+                where = {"file": m.group("path"), "line": int(m.group("line")), "function": m.group("function")}
+        elif line[:1].strip() and (m := EXCEPTION_LINE.match(line.strip())):
+            return (m.group("cls"), line.strip()), where
+    return None, None
+
+
+# the function Dynamo resumes after a graph break is named after the user's own
+RESUME_FUNCTION = lazy(r"^torch_dynamo_resume_in_(\w+?)_at_\d+$")
+
+
+def where_text(where: dict) -> str:
+    """`program.py:41 in layer`: the frame's file by its name (the JSON has its path), and the
+    user's function where Dynamo's resume function stands for it."""
+    function = where["function"]
+    if m := RESUME_FUNCTION.match(function):
+        function = m.group(1)
+    return f"{PurePath(where['file']).name}:{where['line']} in {function}"
 
 
 def _message(line: str) -> str:
@@ -98,11 +195,27 @@ def _message(line: str) -> str:
     return SOURCE_PLACE.sub("", line).strip()[:300]
 
 
-def _root_cause(lines: list[str]) -> dict | None:
-    rank = exitcode = signal = None
-    for line in lines:
-        if rank is None and (m := SUMMARY_RANK.match(line)):
-            rank = int(m.group(1))
-        elif exitcode is None and (m := SUMMARY_EXIT.match(line)):
-            exitcode, signal = int(m.group(1)), m.group(2)
-    return {"rank": rank, "exitcode": exitcode, "signal": signal} if rank is not None else None
+def _summary(lines: list[str]) -> tuple[dict | None, tuple]:
+    """torchrun's failure summary: (the root cause {"rank", "exitcode", "signal"}, the ranks of
+    its other failures that a signal ended, with the signal and exit code)."""
+    root = None
+    signals = []
+    entry: dict | None = None
+    in_root = False
+    for line in lines + [""]:
+        if line.startswith((ROOT_CAUSE, "Failures:")) or SUMMARY_RANK.match(line) or not line:
+            if entry is not None and entry["rank"] is not None:
+                if entry.pop("root"):
+                    root = entry
+                elif entry["signal"]:
+                    signals.append((entry["rank"], (entry["signal"], entry["exitcode"])))
+            entry = None
+            if line.startswith(ROOT_CAUSE):
+                in_root = True
+            elif line.startswith("Failures:"):
+                in_root = False
+        if m := SUMMARY_RANK.match(line):
+            entry = {"rank": int(m.group(1)), "exitcode": None, "signal": None, "root": in_root}
+        elif entry is not None and entry["exitcode"] is None and (m := SUMMARY_EXIT.match(line)):
+            entry["exitcode"], entry["signal"] = int(m.group(1)), m.group(2)
+    return root, tuple(signals)

@@ -46,6 +46,7 @@ class TextEvidence:
     debug: bool = False  # `+dynamo` lines are logged ("torchdynamo start compiling")
     backend: str | None = None  # "Step 2: calling compiler function inductor"
     backend_done: bool = False  # "Step 2: done compiler function inductor"
+    ended: bool = False  # "run_gc_after_compile": Dynamo's compile is over (logged in its `finally`)
     no_ops: bool = False  # "skipping: f (reason: ... No ops traced for the FX graph ...)"
     inferred_id: bool = False  # the text names no compile id for it: the next frame id was taken
     guard_checks: int = 0  # the leaves of its logged guard tree (TORCH_LOGS=guards)

@@ -165,6 +165,12 @@ def is_library_path(path: str) -> bool:
         bool(_STANDARD_LIBRARY.search(path)) or bool(_TORCH_SOURCE.search(path))
 
 
+def is_generated_path(path: str) -> bool:
+    """Code torch generated and imported: Inductor's output modules and kernels in its cache."""
+    return _GENERATED.search(path) is not None
+
+
+_GENERATED = re.compile(r"/c[a-z0-9]{40,}\.py$|torchinductor_|/triton/|/fxgraph/")
 _STANDARD_LIBRARY = re.compile(r"/lib/python3\.\d+/(?!site-packages)")
 # torch's own files where torch is not installed as a package (a source checkout, `pip install -e`),
 # as torch names them in messages: `/src/pytorch/torch/optim/sgd.py`, `torch/_dynamo/external_utils.py`.

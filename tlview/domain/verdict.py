@@ -329,6 +329,10 @@ def _text_status(compile_: Compile) -> Status | None:
     `+dynamo` lines, or the graphs and guards a typical set logs); None when it finished."""
     final = compile_.attempts[-1]
     evidence = [n.text for n in compile_.attempts]
+    if final.text.compiled and not (final.text.backend_done or final.text.ended or final.text.failure):
+        # its backend was called and never returned, and Dynamo never reached the end of the
+        # compile: the process was killed inside it (a trace of it has no metrics: missing too)
+        return Status.MISSING
     guarded = any(n.artifacts_in(Role.GUARDS) for n in compile_.attempts)
     traced = any(n.artifacts_in(Role.GRAPH, Role.CODE) for n in compile_.attempts)
     if (final.text.no_ops or (final.text.graph_compiled and not final.text.compiled)

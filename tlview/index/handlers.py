@@ -301,6 +301,7 @@ def on_dynamo_text(index: Index, record: Record) -> None:
     elif first.startswith("Step 2: done compiler function"):
         evidence.backend_done = True
     elif first.startswith("run_gc_after_compile"):
+        evidence.ended = True
         on_compile_ended(node)
     elif first.startswith("COMPILING GRAPH due to"):
         evidence.graph_compiled = True

@@ -23,7 +23,7 @@ from typing import IO, BinaryIO
 import orjson
 
 from tlview.domain.compile_node import CompileNode
-from tlview.domain.reasons import is_library_path
+from tlview.domain.reasons import is_generated_path, is_library_path
 from tlview.domain.verdict import Kind
 from tlview.index.index import Index
 from tlview.report.markdown import markdown_report
@@ -50,7 +50,6 @@ _BYTECODE_NAME = re.compile(r"TRACE (?:LOAD|STORE|DELETE)_(?:FAST|GLOBAL|DEREF|N
 _TAGS = re.compile(r"^\s*(?:\[[^\]]*\]\s)*")  # `[0/0] [__trace_source] ` (a trace's payload has them)
 _MAIN_CLASS = re.compile(r"__main__\.(\w+)")
 _PATH = re.compile(r"(?<![\w./~-])/[^\s\"'<>:,()]+\.py\b")
-_GENERATED = re.compile(r"/c[a-z0-9]{40,}\.py$|torchinductor_|/triton/|/fxgraph/")
 
 
 @dataclass
@@ -256,7 +255,7 @@ def _is_user_file(path: str) -> bool:
     """A file of the user's: not an installed package's, the standard library's, torch's, or code
     torch generated (Inductor's cache)."""
     return (path.endswith(".py") and path.startswith("/") and not is_library_path(path)
-            and "/torch/" not in path and _GENERATED.search(path) is None)
+            and "/torch/" not in path and not is_generated_path(path))
 
 
 def _texts_of(source):
