@@ -114,7 +114,8 @@ def test_a_rank_that_raised_is_the_verdict_though_its_peers_timed_out_and_lost_i
     doc = json_for(DIST / "raise_in3")
     assert doc["job_verdict"] == {
         "state": "died", "rank": 1, "compile_id": None,
-        "said": "died: rank 1: RuntimeError: activations overflow: max |h| = 1.87e+06 > 1e4 (at program.py:42 in layer)"}
+        "said": "died: rank 1: RuntimeError: activations overflow: max |h| = 1.87e+06 > 1e4 "
+                "(at program.py:42 in layer)"}
     # only timeouts (every rank waited): the job died of them
     timeout6 = json_for(DIST / "timeout6")["job_verdict"]
     assert timeout6["state"] in ("died", "hung") and "exception" not in timeout6["said"]
