@@ -75,6 +75,20 @@ class SkippedCall:
     # (.../site-packages/lib/x.py)`, `in skipfiles`): PyTorch's skip reason; None for a C function
 
 
+@dataclass(frozen=True, slots=True)
+class RaisedByUser:
+    """An exception the user's code raised inside a compiled function that no handler there
+    caught, and what Dynamo did with it (torch 2.15 names it "Observed exception", gb0088)."""
+
+    exception: str  # as Dynamo quoted it: `ValueError('negative scale')`
+    fell_back: bool | None  # Dynamo ran the frame eagerly (which raised it again); False: it raised
+    # torch._dynamo.exc.Unsupported instead (fullgraph=True, error_on_graph_break); None: not told
+
+    @property
+    def type_name(self) -> str:
+        return self.exception.split("(", 1)[0].split(":", 1)[0].strip() or "the exception"
+
+
 _SKIPPED_FUNCTION = lazy(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
 
 
@@ -97,7 +111,8 @@ class Cause:
     cause: str  # the class
     why: str  # one line, in the user's terms
     subject: str | None = None  # what the fix names: the logging call, the custom op
-    facts: Guarded | LoggingCall | SkippedCall | None = None  # what the fix is chosen from (diagnose/classify.py)
+    facts: Guarded | LoggingCall | SkippedCall | RaisedByUser | None = None  # what the fix is chosen from
+    # (diagnose/classify.py)
     registry: RegistryEntry | None = None  # a graph break's (or failure's) entry in PyTorch's registry
 
 
@@ -475,9 +490,12 @@ _USER_RAISED = lazy(r"^(?:Observed\w*Exception|Observed\w*Error|ValueError|TypeE
                     r"RuntimeError|Exception|LookupError|ArithmeticError|OSError)$")
 
 
-def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
+def failure_cause(fail_type: str | None, fail_reason: str | None, *, place: str | None = None,
+                  fell_back: bool | None = None) -> Cause:
     """A failure's class, from what torch said of it: the exception's class, the registry entries
-    its message names (a graph break made an error; the break that gave up a frame), its words."""
+    its message names (a graph break made an error; the break that gave up a frame), its words.
+    `place` is the user's line it failed at; `fell_back` whether Dynamo then ran the frame eagerly
+    (None: not told), which decides what the program got of an exception the user's code raised."""
     fail_type = (fail_type or "").rsplit(".", 1)[-1]
     reason = fail_reason or ""
     first = reason.split("\n", 1)[0].strip()
@@ -510,8 +528,8 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         return Cause("torch_runtime_error", f"an op failed when traced with fake tensors (it would fail "
                      f"in eager too: shapes, dtypes or devices that do not fit): {what}")
     if cause_entry is not None and cause_entry.family == "user_exception" or _USER_RAISED.match(fail_type):
-        return Cause("user_exception", f"the program's own code raised inside the compiled region (it "
-                     f"would raise without torch.compile too): {_raised(reason, fail_type)}",
+        user_raised = RaisedByUser(_raised(reason, fail_type), fell_back)
+        return Cause("user_exception", _user_raised_why(user_raised, place), facts=user_raised,
                      registry=cause_entry)
     if "Unsupported" in fail_type:
         what = f"{cause_entry.type} ({cause_entry.gb_id})" if cause_entry else first
@@ -523,6 +541,23 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
     if _INTERNAL.search(fail_type):
         return Cause("internal_error", f"an error inside torch.compile: {first}")
     return Cause("other", f"{fail_type}: {first}".strip(": "))
+
+
+def _user_raised_why(raised: RaisedByUser, place: str | None) -> str:
+    """What happened to an exception the user's code raised inside a compiled function that no
+    handler there caught: Dynamo traced the raise ("Observed exception"), then either gave the
+    frame up and ran it eagerly, where it raised again (a graph break that skips the frame is
+    logged), or, allowed no graph break (fullgraph=True, error_on_graph_break), raised
+    torch._dynamo.exc.Unsupported from it (no such break)."""
+    where = f" at {place.rsplit('/', 1)[-1]}" if place else ""
+    said = f"your code raised {raised.exception}{where}"
+    if raised.fell_back:
+        return f"{said}; Dynamo traced it, found no handler, fell back to eager and raised it there"
+    if raised.fell_back is False:
+        return (f"{said}; Dynamo traced it, found no handler and, allowed no graph break (fullgraph=True "
+                "or error_on_graph_break), raised torch._dynamo.exc.Unsupported from it")
+    return (f"{said}; Dynamo traced it and found no handler: it falls back to eager, which raises it "
+            "again (with fullgraph=True it raises torch._dynamo.exc.Unsupported from it)")
 
 
 _RAISED_EXCEPTION = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)")
