@@ -24,6 +24,7 @@ def keys_of(declared) -> set[str]:
 @pytest.fixture(scope="module")
 def summaries() -> list[json_types.Summary]:
     runs = ("fixes/control_flow_op", "generated/export", "corpus/graph_breaks", "generated/multi_rank4",
+            "corpus/distributed",  # (a DDP split)
             "peer/tlparse-tests/inputs/simple_corrupted_json.log")
     out = []
     for run in runs:
@@ -43,8 +44,9 @@ def test_the_summary_has_the_declared_keys_in_order(summaries):
 def test_each_record_has_the_declared_keys(summaries):
     seen: dict[str, int] = {}
 
-    def check(record: dict, declared) -> None:
-        assert set(record) == keys_of(declared), declared.__name__
+    def check(record: dict, declared, some_have: frozenset[str] = frozenset()) -> None:
+        """`some_have`: keys only some records have (a compile's ddp_split)."""
+        assert set(record) - some_have == keys_of(declared) - some_have, declared.__name__
         seen[declared.__name__] = seen.get(declared.__name__, 0) + 1
 
     def check_problems(entry) -> None:
@@ -62,7 +64,11 @@ def test_each_record_has_the_declared_keys(summaries):
             assert set(source) == set(json_types._SourceFileFields.__required_keys__) | kind_keys
             assert kind_keys <= keys_of(json_types.SourceFileEntry)
         for entry in summary["compiles"]:
-            check(entry, json_types.CompileEntry)
+            check(entry, json_types.CompileEntry, frozenset(keys_of(json_types._CompileExtras)))
+            if "ddp_split" in entry:
+                check(entry["ddp_split"], json_types.DdpSplitEntry)
+                for bucket in entry["ddp_split"]["buckets"]:
+                    check(bucket, json_types.DdpBucketEntry)
             check_problems(entry)
             for gb in entry["graph_breaks"]:
                 check(gb, json_types.GraphBreakEntry)
@@ -77,4 +83,5 @@ def test_each_record_has_the_declared_keys(summaries):
             check(problem, json_types.InputProblemEntry)
     # every kind of record was seen (the fixtures have each)
     assert set(seen) == {"CompileEntry", "CompileProblemEntry", "SourceExcerptEntry", "DiagnosisEntry",
-                         "GraphBreakEntry", "InputProblemEntry", "OutsideEntry", "GraphBreakGroup"}, seen
+                         "GraphBreakEntry", "InputProblemEntry", "OutsideEntry", "GraphBreakGroup",
+                         "DdpSplitEntry", "DdpBucketEntry"}, seen

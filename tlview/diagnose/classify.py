@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from tlview.domain.causes import NOT_LOGGED, Guarded, LoggingCall, SkippedCall
+from tlview.domain.causes import NOT_LOGGED, Guarded, LoggingCall, RaisedByUser, SkippedCall
 from tlview.domain.places import split_place
 from tlview.domain.reasons import is_library_path
 from tlview.domain.settings import NOT_RECORDED, UNKNOWN, CompileSettings, settings_of
@@ -515,6 +515,19 @@ def _recompile_limit_fix(problem: CompileProblem, settings: CompileSettings) -> 
     return f"the frame now runs eagerly: {_recompile_fix(repeated, settings)}; or {raise_it}"
 
 
+def _user_exception_fix(problem: CompileProblem, raised: RaisedByUser) -> str:
+    """The program's own error, not a tracing limit: where Dynamo raised Unsupported from it, the
+    program's `except` for the user's class no longer catches it."""
+    where = f" at line {problem.source_place[1]}" if problem.source_place else " at that line"
+    own = (f"your code raises {raised.type_name} on this input (it would without torch.compile too: "
+           f"check with torch.compiler.set_stance(\"force_eager\")): fix the condition{where}, or raise and "
+           "catch outside the compiled function")
+    if raised.fell_back is False:
+        return (f"{own}; the program gets torch._dynamo.exc.Unsupported, not {raised.type_name} (yours is "
+                f"its __cause__): an `except {raised.type_name}` around the compiled call does not catch it")
+    return own
+
+
 def _failure_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     if problem.cause == "recompile_limit":
         return _recompile_limit_fix(problem, settings)
@@ -522,6 +535,8 @@ def _failure_fix(problem: CompileProblem, settings: CompileSettings) -> str:
         return _frame_skipped_fix(problem, settings)
     if problem.cause == "unsupported":
         return _unsupported_fix(problem, settings)
+    if problem.cause == "user_exception" and isinstance(problem.facts, RaisedByUser):
+        return _user_exception_fix(problem, problem.facts)
     if problem.cause == "missing_fake_kernel":
         name = problem.subject or "the op"
         return (f"register one: @{name.split('::')[-1]}.register_fake (or "

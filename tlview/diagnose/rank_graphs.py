@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, NamedTuple
 import orjson
 
 from tlview.domain.compile_id import CompileId
+from tlview.domain.ddp_split import SPLIT_CHILD
 from tlview.index.index import Index
 from tlview.index.registry import cache_outcome
 
@@ -39,6 +40,8 @@ class GraphMeta(NamedTuple):
     ops: int
     runtime_ns: float  # the sum of the ops' estimates
     artifact: Artifact
+    graph: str | None = None  # which of its compile id's graphs, where DDPOptimizer split it: `submod_1`,
+    # `backward 2` (a backward is compiled when first run, after the compile's metrics)
 
 
 def load_meta(meta: GraphMeta) -> dict:
@@ -92,6 +95,28 @@ def _json(artifact, parsed: dict | None = None):
     return value
 
 
+def _split_graph_names(node) -> dict[int, str]:
+    """Where DDPOptimizer split the compile id's graph: each runtime estimate's graph by record,
+    `submod_0` ... for the forwards (compiled in the split's order, before the compile's metrics),
+    `backward 1` ... for the backwards (compiled as backward first reaches them), in the order
+    compiled. Empty for a graph not split."""
+    children = [str((a.info or {}).get("name") or "") for a in node.artifacts if a.name == SPLIT_CHILD]
+    if len(children) < 2:
+        return {}
+    names, forwards, backwards, compiled = {}, 0, 0, False
+    for art in sorted(node.artifacts, key=lambda a: a.rec):
+        if art.name == "compilation_metrics":
+            compiled = True
+        elif art.name == RUNTIME_META:
+            if compiled:
+                backwards += 1
+                names[art.rec] = f"backward {backwards}"
+            else:
+                names[art.rec] = children[forwards] if forwards < len(children) else f"forward {forwards + 1}"
+                forwards += 1
+    return names
+
+
 def compile_key(cid: str) -> str:
     """`0/0_1` -> `0/0`: the compile a graph execution names (torch logs no attempt there)."""
     parsed = CompileId.parse(cid)
@@ -120,6 +145,7 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
         nodes = [(n, rank) for n in index.iter_nodes() if (rank := n.rank) in rank_set and n.cid.frame is not None]
     for node, rank in nodes:
         cid = node.id
+        graph_names = _split_graph_names(node)
         for art in node.artifacts:
             name = art.name
             if name == SCHEDULE:
@@ -135,7 +161,9 @@ def collect(index: Index, ranks: list[int], nodes: list | None = None) -> RankGr
                     if key is not None:
                         briefs[key] = brief
                 if brief is not None:
-                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(brief._replace(artifact=art))
+                    graph = graph_names.get(art.rec) if graph_names else None
+                    graphs.runtime_meta.setdefault(rank, {}).setdefault(cid, []).append(
+                        brief._replace(artifact=art, graph=graph))
             elif name == OUTPUT_CODE:
                 graphs.output_code.setdefault((rank, cid), art)
             elif (outcome := cache_outcome(name)) is not None:

@@ -115,7 +115,9 @@ def other_lines(div: dict) -> list[str]:
             lines.append(f"runtime estimates: ranks have different numbers of graphs ({parts})")
         for row in sorted(runtime["graphs"], key=lambda r: -r["delta_ms"])[:5]:
             if row["delta_ms"] > 0:
-                lines.append(f"runtime estimates of [{row['compile_id']}]: slowest rank {row['slowest']['rank']} "
+                graph = f" {row['graph']}" if row.get("graph") else ""
+                lines.append(f"runtime estimates of [{row['compile_id']}]{graph}: "
+                             f"slowest rank {row['slowest']['rank']} "
                              f"{row['slowest']['ms']} ms, fastest rank {row['fastest']['rank']} "
                              f"{row['fastest']['ms']} ms (delta {row['delta_ms']} ms)")
     for entry in div.get("collectives_parity", [])[:10]:

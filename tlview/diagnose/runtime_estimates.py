@@ -16,7 +16,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from tlview.diagnose.rank_graphs import RankGraphs, load_meta, meta_ops
+from tlview.diagnose.rank_graphs import GraphMeta, RankGraphs, load_meta, meta_ops
 from tlview.diagnose.rank_groups import group_by_key
 from tlview.domain.compile_id import CompileId
 
@@ -74,12 +74,12 @@ def _ms(ns: float) -> float:
 
 def runtime_analysis(graphs: RankGraphs) -> dict | None:
     """Per graph, the fastest and slowest rank by estimated runtime; None with no estimates."""
-    per_rank: dict[int, list[tuple[str, float]]] = {}
+    per_rank: dict[int, list[tuple[str, float, str | None]]] = {}
     for rank in sorted(graphs.runtime_meta):
         for cid, metas in sorted(graphs.runtime_meta[rank].items(), key=lambda kv: graph_order(kv[0])):
             for meta in metas:
                 if meta.ops:  # tlparse leaves out graphs with no ops
-                    per_rank.setdefault(rank, []).append((cid, meta.runtime_ns))
+                    per_rank.setdefault(rank, []).append((cid, meta.runtime_ns, meta.graph))
     if not per_rank:
         return None
     if len({len(g) for g in per_rank.values()}) > 1:
@@ -96,23 +96,36 @@ def runtime_analysis(graphs: RankGraphs) -> dict | None:
                 fastest = (rank, runtime)
             if runtime >= slowest[1]:
                 slowest = (rank, runtime)
-        rows.append({"compile_id": per_rank[ranks[0]][i][0], "delta_ms": _ms(slowest[1] - fastest[1]),
-                     "fastest": {"rank": fastest[0], "ms": _ms(fastest[1])},
-                     "slowest": {"rank": slowest[0], "ms": _ms(slowest[1])}})
+        row: dict[str, Any] = {"compile_id": per_rank[ranks[0]][i][0], "delta_ms": _ms(slowest[1] - fastest[1]),
+                               "fastest": {"rank": fastest[0], "ms": _ms(fastest[1])},
+                               "slowest": {"rank": slowest[0], "ms": _ms(slowest[1])}}
+        if (graph := per_rank[ranks[0]][i][2]) is not None:
+            row["graph"] = graph  # one of a DDP split's graphs
+        rows.append(row)
     rows.sort(key=lambda row: graph_order(row["compile_id"]))
     return {"mismatched_graph_counts": False, "graphs": rows, "by_graph": runtimes_by_graph(graphs)}
 
 
 def runtimes_by_graph(graphs: RankGraphs) -> list[dict]:
     """Each graph's estimated runtime on every rank, ranks with the same runtime grouped."""
-    by_graph: dict[str, dict[int, float]] = {}
+    by_graph: dict[tuple[str, str | None], dict[int, float]] = {}
     for rank, by_cid in graphs.runtime_meta.items():
         for cid, metas in by_cid.items():
-            if any(m.ops for m in metas):
-                by_graph.setdefault(cid, {})[rank] = _ms(sum(m.runtime_ns for m in metas))
-    return [{"compile_id": cid, "groups": [{"ranks": ranks, "ms": per_rank[ranks[0]]}
-                                           for ranks in group_by_key(per_rank)]}
-            for cid, per_rank in sorted(by_graph.items(), key=lambda kv: graph_order(kv[0]))]
+            # a DDP split's graphs each apart; the graphs of a compile id otherwise summed
+            by_name: dict[str | None, list[GraphMeta]] = {}
+            for m in metas:
+                by_name.setdefault(m.graph, []).append(m)
+            for graph, named in by_name.items():
+                if any(m.ops for m in named):
+                    by_graph.setdefault((cid, graph), {})[rank] = _ms(sum(m.runtime_ns for m in named))
+    entries: list[dict] = []
+    for (cid, graph), per_rank in sorted(by_graph.items(), key=lambda kv: (graph_order(kv[0][0]),)):
+        entry: dict[str, Any] = {"compile_id": cid}
+        if graph is not None:
+            entry["graph"] = graph
+        entry["groups"] = [{"ranks": ranks, "ms": per_rank[ranks[0]]} for ranks in group_by_key(per_rank)]
+        entries.append(entry)
+    return entries
 
 
 def runtime_tracks(graphs: RankGraphs):
@@ -125,4 +138,4 @@ def runtime_tracks(graphs: RankGraphs):
                 ops = [(str(op.get("name")), _number(op.get("estimated_runtime_ns")))
                        for op in meta_ops(load_meta(meta))]
                 if ops:
-                    yield rank, cid if n == 0 else f"{cid} #{n + 1}", ops
+                    yield rank, f"{cid} {meta.graph}" if meta.graph else cid if n == 0 else f"{cid} #{n + 1}", ops

@@ -75,6 +75,22 @@ class SkippedCall:
     # (.../site-packages/lib/x.py)`, `in skipfiles`): PyTorch's skip reason; None for a C function
 
 
+@dataclass(frozen=True, slots=True)
+class RaisedByUser:
+    """An exception the user's code raised inside a compiled function that no handler there
+    caught, and what Dynamo did with it (torch 2.15 names it "Observed exception", gb0088)."""
+
+    exception: str | None  # as Dynamo quoted it: `ValueError('negative scale')`; None: not logged
+    fell_back: bool | None  # Dynamo ran the frame eagerly (which raised it again); False: it raised
+    # torch._dynamo.exc.Unsupported instead (fullgraph=True, error_on_graph_break); None: not told
+    observed: bool = True  # Dynamo traced the raise ("Observed exception"), not only its class is known
+
+    @property
+    def type_name(self) -> str:
+        name = (self.exception or "").split("(", 1)[0].split(":", 1)[0].strip()
+        return name or "the exception"
+
+
 _SKIPPED_FUNCTION = lazy(r"calling function `<function (?P<fn>[\w.<>]+) at|the builtin `(?P<builtin>[\w.]+?)\.?`")
 
 
@@ -97,7 +113,8 @@ class Cause:
     cause: str  # the class
     why: str  # one line, in the user's terms
     subject: str | None = None  # what the fix names: the logging call, the custom op
-    facts: Guarded | LoggingCall | SkippedCall | None = None  # what the fix is chosen from (diagnose/classify.py)
+    facts: Guarded | LoggingCall | SkippedCall | RaisedByUser | None = None  # what the fix is chosen from
+    # (diagnose/classify.py)
     registry: RegistryEntry | None = None  # a graph break's (or failure's) entry in PyTorch's registry
 
 
@@ -475,9 +492,12 @@ _USER_RAISED = lazy(r"^(?:Observed\w*Exception|Observed\w*Error|ValueError|TypeE
                     r"RuntimeError|Exception|LookupError|ArithmeticError|OSError)$")
 
 
-def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
+def failure_cause(fail_type: str | None, fail_reason: str | None, *, place: str | None = None,
+                  fell_back: bool | None = None) -> Cause:
     """A failure's class, from what torch said of it: the exception's class, the registry entries
-    its message names (a graph break made an error; the break that gave up a frame), its words."""
+    its message names (a graph break made an error; the break that gave up a frame), its words.
+    `place` is the user's line it failed at; `fell_back` whether Dynamo then ran the frame eagerly
+    (None: not told), which decides what the program got of an exception the user's code raised."""
     fail_type = (fail_type or "").rsplit(".", 1)[-1]
     reason = fail_reason or ""
     first = reason.split("\n", 1)[0].strip()
@@ -509,9 +529,11 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
         what = (m.group("what").strip() if m else first)[:300]
         return Cause("torch_runtime_error", f"an op failed when traced with fake tensors (it would fail "
                      f"in eager too: shapes, dtypes or devices that do not fit): {what}")
-    if cause_entry is not None and cause_entry.family == "user_exception" or _USER_RAISED.match(fail_type):
-        return Cause("user_exception", f"the program's own code raised inside the compiled region (it "
-                     f"would raise without torch.compile too): {_raised(reason, fail_type)}",
+    observed = cause_entry is not None and cause_entry.family == "user_exception" or fail_type.startswith("Observed")
+    if observed or _USER_RAISED.match(fail_type):
+        # Dynamo's "Observed exception": it traced the raise; an exception's class alone says no more
+        user_raised = RaisedByUser(_raised(reason, fail_type), fell_back if observed else None, observed)
+        return Cause("user_exception", _user_raised_why(user_raised, place), facts=user_raised,
                      registry=cause_entry)
     if "Unsupported" in fail_type:
         what = f"{cause_entry.type} ({cause_entry.gb_id})" if cause_entry else first
@@ -525,16 +547,34 @@ def failure_cause(fail_type: str | None, fail_reason: str | None) -> Cause:
     return Cause("other", f"{fail_type}: {first}".strip(": "))
 
 
+def _user_raised_why(raised: RaisedByUser, place: str | None) -> str:
+    """What happened to an exception the user's code raised inside a compiled function that no
+    handler there caught: Dynamo traced the raise ("Observed exception"), then either gave the
+    frame up and ran it eagerly, where it raised again (a graph break that skips the frame is
+    logged), or, allowed no graph break (fullgraph=True, error_on_graph_break), raised
+    torch._dynamo.exc.Unsupported from it (no such break)."""
+    where = f" at {place.rsplit('/', 1)[-1]}" if place else ""
+    said = f"your code raised {raised.exception or 'an exception (the log does not quote it)'}{where}"
+    if not raised.observed:
+        return f"{said} inside the compiled region (it would raise without torch.compile too)"
+    if raised.fell_back:
+        return f"{said}; Dynamo traced it, found no handler, fell back to eager and raised it there"
+    if raised.fell_back is False:
+        return (f"{said}; Dynamo traced it, found no handler and, allowed no graph break (fullgraph=True "
+                "or error_on_graph_break), raised torch._dynamo.exc.Unsupported from it")
+    return (f"{said}; Dynamo traced it and found no handler: it falls back to eager, which raises it "
+            "again (with fullgraph=True it raises torch._dynamo.exc.Unsupported from it)")
+
+
 _RAISED_EXCEPTION = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)")
-_RAISED = lazy(r"raised exception (?P<exc>[\w.]+\(.*?\))(?:\n|$)|Observed exception\s*\n\s*Explanation: "
-               r"(?P<expl>[^\n]+)")
 
 
-def _raised(reason: str, fail_type: str) -> str:
-    """`ValueError('negative scale')`: what the user's code raised, as Dynamo quoted it."""
+def _raised(reason: str, fail_type: str) -> str | None:
+    """`ValueError('negative scale')`: what the user's code raised, as Dynamo quoted it (its debug
+    context), or the class and message of the exception itself; None where neither is logged."""
     if m := _RAISED_EXCEPTION.search(reason):
         return m.group("exc")
-    if m := _RAISED.search(reason):
-        return m.group("exc") or m.group("expl")
-    first = reason.split("\n", 1)[0].strip()
-    return f"{fail_type}: {first}" if fail_type else first
+    if fail_type and fail_type != "Unsupported" and not fail_type.startswith("Observed"):
+        first = reason.split("\n", 1)[0].strip()
+        return f"{fail_type}: {first}" if first else fail_type
+    return None

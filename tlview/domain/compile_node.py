@@ -50,6 +50,7 @@ class TextEvidence:
     no_ops: bool = False  # "skipping: f (reason: ... No ops traced for the FX graph ...)"
     inferred_id: bool = False  # the text names no compile id for it: the next frame id was taken
     guard_checks: int = 0  # the leaves of its logged guard tree (TORCH_LOGS=guards)
+    ddp_buckets: tuple[int, int] | None = None  # DDPOptimizer's bucket cap (bytes) and bucket count
 
     @property
     def compiled(self) -> bool:

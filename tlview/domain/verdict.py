@@ -212,13 +212,16 @@ def judge(compile_: Compile) -> Verdict:
         failure, failed = _gave_up_in_text(compile_)
     if failure is not None:
         failed = failed or next(n for n in reversed(compile_.attempts) if n.failure)
-        cause = failure_cause(failure.fail_type, failure.fail_reason)
+        gave_up = any(gave_up_the_frame(gb) for n in compile_.attempts for gb in n.breaks)
+        # a trace logs every graph break: none that skipped the frame means Dynamo did not fall back
+        cause = failure_cause(failure.fail_type, failure.fail_reason, place=failure.place,
+                              fell_back=True if gave_up else (None if text_only else False))
         if cause.cause == "recompile_limit" and (recompiled := next(
                 (p for p in problems if p.kind is Kind.RECOMPILE), None)):
             cause = Cause(cause.cause, f"compile #{(compile_.key.frame_compile or 0) + 1} of this frame "
                           f"was refused (the recompile limit): it recompiled each time for "
                           f"{recompiled.cause}; the frame now runs eagerly")
-        if cause.cause == "unsupported" and any(gave_up_the_frame(gb) for n in compile_.attempts for gb in n.breaks):
+        if cause.cause == "unsupported" and gave_up:
             # the exception did not reach the program: Dynamo ran the frame eagerly instead
             cause = skipped_frame_cause(cause.registry, failure.fail_reason.split("\n", 1)[0], False)
         kind = Kind.FRAME_SKIPPED if cause.cause == "frame_skipped" else Kind.FAILURE

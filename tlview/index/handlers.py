@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from tlview.domain.artifacts import Artifact, DynamicEvent
+from tlview.domain.ddp_split import BUCKETS_LINE
 from tlview.domain.group import Group
 from tlview.domain.reasons import (
     RECOMPILE_LIMIT,
@@ -290,7 +291,9 @@ def on_dynamo_text(index: Index, record: Record) -> None:
     if node is None or not lines:
         return
     evidence = node.text
-    if m := _START.match(first):
+    if m := BUCKETS_LINE.match(first or (lines[1] if len(lines) > 1 else "")):  # (its message starts "\n")
+        evidence.ddp_buckets = (int(m.group("cap")), int(m.group("count")))
+    elif m := _START.match(first):
         evidence.start = f"{m.group('fn')} {m.group('loc')}"
         evidence.debug = evidence.debug or first.startswith("torchdynamo start compiling")
         index.name_frame(node, m.group("fn"), m.group("loc"), SURE)

@@ -144,7 +144,13 @@ class DynamicEntry(TypedDict):
     summary: str
 
 
-class CompileEntry(RankFolded):
+class _CompileExtras(RankFolded, total=False):
+    """A compile id's keys that only some have."""
+
+    ddp_split: DdpSplitEntry  # where DDPOptimizer split its graph
+
+
+class CompileEntry(_CompileExtras):
     """One compile id (one attempt of a compile)."""
 
     id: str
@@ -174,6 +180,20 @@ class CompileEntry(RankFolded):
     verdict: list[CompileProblemEntry]
     diagnosis: list[DiagnosisEntry]
     problems: list[InputProblemEntry]
+
+
+class DdpBucketEntry(TypedDict):
+    graph: str  # `submod_0`
+    parameters: list[str]  # whose gradients form its bucket: `blocks.0.weight`
+    bytes: int | None
+
+
+class DdpSplitEntry(TypedDict):
+    """DDPOptimizer's split of one graph into several, one per DDP gradient bucket (domain/ddp_split.py)."""
+
+    graphs: int
+    bucket_cap_bytes: int | None  # logged by TORCH_LOGS=dynamo only
+    buckets: list[DdpBucketEntry]  # from the trace's optimize_ddp_split_child records
 
 
 class OutsideEntry(RankFolded):

@@ -17,6 +17,7 @@ from tlview.diagnose.hang import hang_lines, job_verdict
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.domain.compile_node import Compile, CompileNode
+from tlview.domain.ddp_split import ddp_split
 from tlview.domain.input_problems import InputProblem
 from tlview.domain.places import user_function
 from tlview.domain.rank_history import RankGroups, rank_groups
@@ -27,6 +28,7 @@ from tlview.index.index import Index
 from tlview.report.json_types import (
     CompileEntry,
     CompileProblemEntry,
+    DdpSplitEntry,
     DiagnosisEntry,
     GraphBreakEntry,
     GraphBreakGroup,
@@ -150,6 +152,13 @@ def later(value: T | Callable[[], T]) -> T:
 def compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None = None) -> CompileEntry:
     """One compile id. Its problems are its part of its compile's verdict (the problems whose
     record is in this attempt); `status` is the compile's."""
+    entry = _compile_entry(index, node, sources)
+    if (split := ddp_split([node])) is not None:
+        entry["ddp_split"] = cast(DdpSplitEntry, split.as_dict())
+    return entry
+
+
+def _compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None) -> CompileEntry:
     compile_ = compile_of(node)
     verdict = compile_.verdict
     mine = [p for p in verdict.problems if p.node is node]

@@ -15,6 +15,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
+from tlview.domain.ddp_split import DdpSplit
 from tlview.domain.reasons import reason_summary
 from tlview.domain.status import Status
 from tlview.report.alike import (
@@ -82,6 +83,7 @@ def render_report(summary: Summary, console: Console) -> None:
     _diagnoses(found.diagnosed, names, console)
     if found.diagnosed:
         _missing_sources(said, console)
+    _ddp_splits(found.rows, names, console)
     _costs(said["run_summary"], grouped, console)
     _timeline(said["timeline"], grouped, console)
     for line in cache_lines(said.get("caches"), names.one):
@@ -269,6 +271,18 @@ def _diagnoses(diagnosed: list[Alike[tuple[CompileEntry, DiagnosisEntry]]], name
             console.print(Text(f"      at {visible_name(d['source']['path'])}:{d['source']['line']}", style="dim"))
             for text, marked in source_lines(d["source"]):
                 console.print(Text(f"      {text}", style="bold" if marked else "dim"))
+
+
+def _ddp_splits(rows: list[Alike[CompileEntry]], names: _Names, console: Console) -> None:
+    """Why one module became several graphs: DDPOptimizer cut it at DDP's gradient buckets."""
+    split = [found for found in rows if "ddp_split" in found.first]
+    if split:
+        console.print(Text("DDP graph splits", style="bold"))
+    for found in split:
+        said = DdpSplit.from_dict(visible_data(found.first["ddp_split"]))
+        console.print(Text(f"  {names.alike(found.first, found.last, found.count)} {said.sentence()}"))
+        for line in said.bucket_lines():
+            console.print(Text(f"      {line}", style="dim"))
 
 
 def _missing_sources(summary: Summary, console: Console) -> None:

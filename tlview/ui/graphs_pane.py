@@ -12,6 +12,7 @@ from textual.widgets.option_list import Option
 
 from tlview.domain.artifacts import Artifact
 from tlview.domain.compile_node import CompileNode
+from tlview.domain.ddp_split import ddp_split
 from tlview.domain.role import Role
 from tlview.index.kinds import RecordKind
 from tlview.textsafe import visible
@@ -66,6 +67,18 @@ def choice_of(artifacts: list[Artifact], index: int) -> tuple[str, int, int]:
     return art.name, sum(1 for a in artifacts[:index] if a.name == art.name), kind_order(art)
 
 
+def _split_said(node: CompileNode | None, artifact: Artifact) -> str:
+    """Beside a graph DDPOptimizer made: why one graph became several (and this one's bucket)."""
+    if node is None or not artifact.name.startswith("optimize_ddp_split"):
+        return ""
+    split = ddp_split([node])
+    if split is None:
+        return ""
+    mine = next((line for b, line in zip(split.buckets, split.bucket_lines(), strict=True)
+                 if artifact.ident == b.graph), None)
+    return visible(f"  {split.sentence()}" + (f"; {mine}" if mine else ""))
+
+
 class GraphSelect(Select):
     """The narrow pane's list. Mounted as the app ends (a signal just after the first screen),
     it finds its overlay gone: nothing to set up then (Select's own setup asks for it)."""
@@ -81,7 +94,7 @@ class GraphsPane(Horizontal, Pane):
 
     DEFAULT_CSS = """
     GraphsPane > OptionList { width: 34; }
-    GraphsPane #graph-info { height: 1; color: $text-muted; }
+    GraphsPane #graph-info { height: auto; max-height: 3; color: $text-muted; }
     GraphsPane #graph-select { display: none; }
     GraphsPane.-narrow > OptionList { display: none; }
     GraphsPane.-narrow #graph-select { display: block; }
@@ -91,6 +104,7 @@ class GraphsPane(Horizontal, Pane):
         super().__init__(**kwargs)
         self._artifacts: list[Artifact] = []
         self._from = ""  # the attempt the graphs come from, when not the entry's own
+        self._node: CompileNode | None = None  # the node whose graphs are listed
         self._chosen: tuple[str, int, int] | None = None  # what the user picked: kept across compile ids
         self._placed: int | None = None  # what show() highlighted (not the user's choice)
 
@@ -118,10 +132,10 @@ class GraphsPane(Horizontal, Pane):
     def show(self, selection: Selection) -> None:
         entry = selection.entry
         if entry is None:
-            self._artifacts, self._from = [], ""
+            self._artifacts, self._from, self._node = [], "", None
         else:
             self._artifacts = graph_artifacts(entry)
-            source = graphs_node(entry)
+            source = self._node = graphs_node(entry)
             self._from = f"[{source.id}] " if source is not None and source is not entry.node else ""
         options = self.query_one("#graph-list", OptionList)
         options.clear_options()
@@ -175,6 +189,7 @@ class GraphsPane(Horizontal, Pane):
         info = Text(f"{self._from}{visible(artifact.label)}  {len(payload.lines):,} lines")
         if payload.problems:
             info.append("  ⚠ " + "; ".join(payload.problems), style="bold red")
+        info.append(_split_said(self._node, artifact), style="dim")
         head = first_block(payload.lines, artifact.language)
         self.app.call_from_thread(self._loaded, payload.lines, artifact.language, info, head)
 
