@@ -1,14 +1,16 @@
 """"Why did my job hang": the divergences that stop a distributed job, said first, ranks grouped
 ("ranks 0-2 vs rank 3"), naming the first graph and op where they part, and how the job died.
 
-A rank that issues another collective than its peers (or none) waits for them forever: the
-collective sequences, the compile ids only some ranks compiled, and the graph execution order
-can each hang a job. Lines are built from `divergence()`'s document, so `--json` says the same.
+A rank that issues another collective than its peers (or none) waits for them forever. A hang is
+claimed only from the collectives the ranks ran (each graph's schedule in the rank's graph
+execution order); the compile ids only some ranks compiled, the schedules and the execution
+order then say why. Where the ranks ran the same collectives, the same differences are told as
+differences. Lines are built from `divergence()`'s document, so `--json` says the same.
 """
 
 from __future__ import annotations
 
-from tlview.diagnose.collectives import short_op
+from tlview.diagnose.collectives import is_collective, short_op
 from tlview.diagnose.rank_groups import ordinal
 from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
 
@@ -22,7 +24,15 @@ def versus(groups: list[dict]) -> str:
     return said + (f" vs … ({len(groups)} groups)" if len(groups) > MOST_GROUPS else "")
 
 
-def _sequence_line(found: dict, executed: bool) -> str:
+def ran_apart(div: dict) -> bool:
+    """The ranks ran different collectives (in their logged graph execution order): the only
+    ground for a hang claim here. What they compiled alone never is (a rank may compile graphs
+    it never runs, or the others run elsewhere)."""
+    sequences = div.get("collective_sequences")
+    return bool(sequences and sequences.get("executed"))
+
+
+def _first_collective(found: dict, how: str) -> str:
     first = found["first_difference"]
     parts = []
     for g in first["groups"][:MOST_GROUPS]:
@@ -31,23 +41,61 @@ def _sequence_line(found: dict, executed: bool) -> str:
         else:
             after = f" after [{g['after']}]" if g.get("after") else ""
             parts.append(f"none on {ranks_text(g['ranks'])} (its collectives end{after})")
-    how = "run (in graph execution order)" if executed else "compiled (over all graphs)"
-    return (f"collectives differ (can hang the job): {versus(found['groups'])}; the {ordinal(first['position'])} "
-            f"collective {how}: " + "; ".join(parts))
+    return f"{versus(found['groups'])}; the {ordinal(first['position'])} collective {how}: " + "; ".join(parts)
 
 
 def hang_lines(div: dict) -> list[str]:
+    """What can hang the job, from what the ranks ran: the collectives, then what explains them
+    (execution order, schedules, compile ids on some ranks only); and how the job died."""
+    lines = []
+    if ran_apart(div):
+        executed = div["collective_sequences"]["executed"]
+        lines.append("collectives differ (can hang the job): "
+                     + _first_collective(executed, "run (in graph execution order)")
+                     + _unordered(div["collective_sequences"]))
+        lines += _why_lines(div)
+    lines += death_lines(div.get("job_death"))
+    return lines
+
+
+def agreement_lines(div: dict) -> list[str]:
+    """Where the ranks did not run apart: that they ran the same collectives, and what differs
+    all the same (compiled collectives, execution order, schedules, compile ids), told as
+    differences, not hangs."""
+    if ran_apart(div):
+        return []
     lines = []
     sequences = div.get("collective_sequences")
-    if sequences:
-        # what the ranks ran names the collective a rank waited on; else what they compiled
-        if executed := sequences.get("executed"):
-            lines.append(_sequence_line(executed, True))
-        elif sequences["groups"]:
-            lines.append(_sequence_line(sequences, False))
+    if sequences and sequences.get("executed_collectives") is not None:
+        lines.append(f"ranks ran the same collectives ({sequences['executed_collectives']:,}, "
+                     f"in graph execution order){_unordered(sequences)}")
+    if sequences and sequences["groups"]:
+        how = "compiled (over all graphs)"
+        if sequences.get("executed_collectives") is None:
+            how += "; no rank logged its graph execution order"
+        lines.append("collectives compiled differ: " + _first_collective(sequences, how))
+    return lines + _why_lines(div)
+
+
+def _unordered(sequences: dict) -> str:
+    """The ranks that logged no execution order: out of the comparison of what ran, said."""
+    missing = sequences.get("no_order_ranks")
+    return f"; no execution order logged on {ranks_text(missing)}" if missing else ""
+
+
+def _collectives(schedule: list[str]) -> str:
+    """`2 collectives (all_reduce_, all_gather_into_tensor)`: the ops named while they are few."""
+    ops = [short_op(op) for op in schedule if is_collective(op)]
+    named = f" ({', '.join(ops)})" if 0 < len(ops) <= MOST_GROUPS else ""
+    return f"{len(ops)} collective{'s' if len(ops) != 1 else ''}{named}"
+
+
+def _why_lines(div: dict) -> list[str]:
+    lines = []
     for entry in div["collective_schedules"]:
-        parts = "; ".join(f"{g['ops']} ops on {ranks_text(g['ranks'])}" for g in entry["groups"][:MOST_GROUPS])
-        lines.append(f"collective schedule of [{entry['id']}] differs (a hang risk): {parts}")
+        parts = "; ".join(f"{_collectives(g['schedule'])} on {ranks_text(g['ranks'])}"
+                          for g in entry["groups"][:MOST_GROUPS])
+        lines.append(f"collective schedule of [{entry['id']}] differs: {parts}")
     order = div.get("execution_order")
     if order and order["first_difference"]:
         first = order["first_difference"]
@@ -65,7 +113,6 @@ def hang_lines(div: dict) -> list[str]:
         said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
         lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
                      f"(not on {ranks_text(missing)})")
-    lines += death_lines(div.get("job_death"))
     return lines
 
 
