@@ -13,7 +13,7 @@ from textual.app import App
 from textual.message import Message
 from textual.worker import get_current_worker
 
-from tlview.domain.rank_history import rank_groups
+from tlview.diagnose.what_ran import rank_groups
 from tlview.index.index import Index
 from tlview.index.indexing import CHUNK, Indexer
 from tlview.index.live import LiveIndex
