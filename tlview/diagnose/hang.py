@@ -70,10 +70,10 @@ def agreement_lines(div: dict) -> list[str]:
         lines.append(f"ranks ran the same collectives ({sequences['executed_collectives']:,}, "
                      f"in graph execution order){_unordered(sequences)}")
     if sequences and sequences["groups"]:
-        how = "compiled (over all graphs)"
-        if sequences.get("executed_collectives") is None:
-            how += "; no rank logged its graph execution order"
-        lines.append("collectives compiled differ: " + _first_collective(sequences, how))
+        unknown = "" if sequences.get("executed_collectives") is not None else \
+            _unordered(sequences) or "; no rank logged its graph execution order"
+        lines.append("collectives compiled differ: "
+                     + _first_collective(sequences, f"compiled (over all graphs{unknown})"))
     return lines + _why_lines(div)
 
 
