@@ -15,10 +15,12 @@ import re
 import shutil
 
 import pytest
-from conftest import GENERATED, json_for, run_cli
+from conftest import GENERATED, SIZE, json_for, ready, run_cli, until
 
 from tlview.diagnose.what_ran import rank_groups
 from tlview.index.indexing import open_index
+from tlview.ui.app import TlviewApp
+from tlview.ui.commands import tlview_commands
 
 DIST = GENERATED / "dist215"
 RESHAPE, REORDER, SWAP = DIST / "reshape3", DIST / "reorder3", DIST / "swap5"
@@ -80,9 +82,19 @@ def test_a_rank_that_differs_only_in_its_collectives_is_a_group_of_its_own():
                                              "[0/0] on ranks 1-2,4; all_gather_into_tensor in [0/0] on rank 3")
     assert doc["hang_summary"][0].endswith("; no execution order logged on rank 0")
     code, out = run_cli("--report", str(SWAP / "trace"))
+    assert code == 0
     tables = [line for line in out.splitlines() if re.match(r"ranks? \d", line)]
     assert tables == ["rank 0 (no execution order logged)", "ranks 1-2 (2 alike)", "rank 3 (differs)",
                       "rank 4 (differs)"]
+
+
+async def test_the_tree_and_the_switcher_show_the_same_groups():
+    app = TlviewApp(str(SWAP))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        titles = ["rank 0 (no execution order logged)", "ranks 1-2 (2 alike)", "rank 3 (differs)", "rank 4 (differs)"]
+        await until(pilot, lambda: [r.label for r in app.model.roots] == titles, what="the ranks grouped")
+        assert [c.title for c in tlview_commands(app) if c.title.startswith("Rank")] == [f"Rank: {t}" for t in titles]
 
 
 def test_text_and_trace_together_group_as_the_trace_does():
