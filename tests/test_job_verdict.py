@@ -119,3 +119,15 @@ def test_a_rank_that_raised_is_the_verdict_though_its_peers_timed_out_and_lost_i
     # only timeouts (every rank waited): the job died of them
     timeout6 = json_for(DIST / "timeout6")["job_verdict"]
     assert timeout6["state"] in ("died", "hung") and "exception" not in timeout6["said"]
+
+
+def test_ranks_that_timed_out_with_no_order_logged_hung_where_they_compiled_apart():
+    """timeout6 logged no graph execution order: the ranks timed out, and what they compiled
+    parts at the first collective (rank 3's reduce_scatter where the others all_reduce)."""
+    verdict = json_for(DIST / "timeout6")["job_verdict"]
+    assert verdict == {"state": "hung", "rank": 3, "compile_id": "0/0",
+                       "said": "hung: ranks 0-2,4-5 vs rank 3 at the 1st collective compiled "
+                               "(all_reduce_ vs reduce_scatter_tensor in [0/0])"}
+    # ranks that compiled apart but ran the same collectives and finished: nothing happened
+    assert json_for(DIST / "reshape3")["job_verdict"] is None
+    assert json_for(DIST / "reorder3")["job_verdict"] is None

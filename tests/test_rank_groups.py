@@ -21,7 +21,7 @@ from conftest import (
     until,
 )
 
-from tlview.domain.rank_history import rank_groups
+from tlview.diagnose.what_ran import rank_groups
 from tlview.index.indexing import open_index
 from tlview.ui.app import TlviewApp
 from tlview.ui.commands import tlview_commands
@@ -91,7 +91,7 @@ def test_the_report_is_a_screenful(ranks_1024):
     assert code == 0
     lines = out.splitlines()
     assert len(lines) < 60, out
-    assert "1,023 files of ranks 0-1022 (the same compile history)" in out
+    assert "1,023 files of ranks 0-1022 (alike ranks)" in out
     assert "[0/0] ranks 0-1022" in out and "[1/0] rank 1023" in out
     assert "rank 1023 (differs)" in out
     assert not any("rank 5 " in line or "rank 1022" in line for line in lines)

@@ -23,7 +23,7 @@ def test_the_hang_leads_the_report_ranks_grouped_with_the_collective_and_the_dea
     assert lines[1].startswith("hung: ranks 0-1 vs rank 2 at the ")  # the job's verdict, under the title
     assert lines[2] == "Why the job may hang"  # then why, before the files read
     hang = lines[3:lines.index(next(line for line in lines if line.startswith("  trace ")))]
-    assert hang[0] == ("  collectives differ (can hang the job): ranks 0-1 vs rank 2; the 7th collective run "
+    assert hang[0] == ("  collectives differ (can hang the job): ranks 0-1 vs rank 2; the 4th collective run "
                        "(in graph execution order): all_reduce_ in [0/0] on ranks 0-1; none on rank 2 "
                        "(its collectives end after [0/1])")
     assert "  graph execution order differs: the 2nd graph run is [0/0] on ranks 0-1; [0/1] on rank 2" in hang
@@ -49,9 +49,10 @@ def test_the_json_names_the_collective_each_group_waits_on():
     div = doc["divergence"]
     executed = div["collective_sequences"]["executed"]
     assert [g["ranks"] for g in executed["groups"]] == [[0, 1], [2]]
-    assert [(g["ops"], g["graphs"]) for g in executed["groups"]] == [(8, ["0/0"]), (6, ["0/0", "0/1"])]
+    # collectives only (item 7): each all_reduce_ is followed by its wait_tensor in the schedules
+    assert [(g["ops"], g["graphs"]) for g in executed["groups"]] == [(4, ["0/0"]), (3, ["0/0", "0/1"])]
     first = executed["first_difference"]
-    assert first["position"] == 7
+    assert first["position"] == 4
     assert [(g["ranks"], g["compile_id"], g["op"]) for g in first["groups"]] == [
         ([0, 1], "0/0", "torch.ops._c10d_functional.all_reduce_.default"), ([2], None, None)]
     assert div["execution_order"]["first_difference"] == {
@@ -94,7 +95,7 @@ async def test_the_run_pane_opens_on_why_the_job_hung():
         lines = [line.strip() for line in plain(body).splitlines() if line.strip()]
         assert lines[0].startswith("hung: ranks 0-1 vs rank 2 at the ")
         assert lines[1] == "Why the job may hang"
-        assert lines[2].startswith("⚠ collectives differ (can hang the job): ranks 0-1 vs rank 2; the 7th")
+        assert lines[2].startswith("⚠ collectives differ (can hang the job): ranks 0-1 vs rank 2; the 4th")
         died = [i for i, line in enumerate(lines) if "the job died: rank 0: timeout" in line]
         assert died and died[0] < lines.index(next(line for line in lines if line.startswith("Total compile time")))
 

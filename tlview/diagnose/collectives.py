@@ -30,28 +30,52 @@ def short_op(op: str) -> str:
     return parts[-2] if len(parts) >= 3 and parts[-1] == "default" else op
 
 
+def is_collective(op: str) -> bool:
+    """A schedule's op that talks to the other ranks: `wait_tensor` is the wait on one, not one
+    (ordinals and counts of collectives leave it out)."""
+    return short_op(op).rstrip("_") != "wait_tensor"
+
+
+def compiled_collectives(graphs: RankGraphs, rank: int) -> list[tuple[str, str]]:
+    """(compile id, op) of every collective of the rank's graphs, in the order compiled."""
+    return [(cid, op) for cid, runs in graphs.schedules.get(rank, {}).items()
+            for ops in runs for op in ops if is_collective(op)]
+
+
+def executed_collectives(graphs: RankGraphs, rank: int) -> list[tuple[str, str]] | None:
+    """(compile id, op) of every collective the rank issued: each graph's schedule every time it
+    ran, in its graph execution order; None when the rank logged no order."""
+    order = graphs.execution.get(rank)
+    if order is None:
+        return None
+    by_key: dict[str, list] = {}
+    for cid, runs in graphs.schedules.get(rank, {}).items():
+        by_key.setdefault(compile_key(cid), []).extend(op for ops in runs for op in ops if is_collective(op))
+    return [(cid, op) for cid in order for op in by_key.get(cid, ())]
+
+
 def sequences(graphs: RankGraphs) -> dict | None:
-    """The ranks grouped by the collectives of all their graphs; None when they agree (or no rank
-    logged a schedule)."""
+    """The ranks grouped by the collectives of all their graphs (`groups`, compiled) and by those
+    they ran (`executed`, when two ranks logged their order; `executed_collectives`: how many
+    each ran when those agree; `no_order_ranks`: the ranks left out, no order logged); None when
+    the ranks agree in all (or no rank logged a schedule)."""
     if not graphs.schedules:
         return None
-    tagged = {r: [(cid, op) for cid, runs in graphs.schedules.get(r, {}).items() for ops in runs for op in ops]
-              for r in graphs.ranks}
-    compiled = _compare(tagged)
-    executed = None
+    compiled = _compare({r: compiled_collectives(graphs, r) for r in graphs.ranks})
+    executed = ran_alike = None
     if len(graphs.execution) >= 2:
-        issued = {}
-        for rank, order in graphs.execution.items():
-            by_key: dict[str, list] = {}
-            for cid, runs in graphs.schedules.get(rank, {}).items():
-                by_key.setdefault(compile_key(cid), []).extend(op for ops in runs for op in ops)
-            issued[rank] = [(cid, op) for cid in order for op in by_key.get(cid, ())]
+        issued = {r: seq for r in graphs.ranks if (seq := executed_collectives(graphs, r)) is not None}
         executed = _compare(issued)
-    if compiled is None and executed is None:
+        if executed is None:
+            ran_alike = len(next(iter(issued.values())))
+    orders_differ = len({tuple(o) for o in graphs.execution.values()}) > 1
+    if compiled is None and executed is None and not orders_differ:
         return None
     return {"groups": compiled["groups"] if compiled else [],
             "first_difference": compiled["first_difference"] if compiled else None,
-            "executed": executed}
+            "executed": executed, "executed_collectives": ran_alike,
+            # not in `executed`: what they ran is not known (compared by what they compiled)
+            "no_order_ranks": [r for r in graphs.ranks if r not in graphs.execution] if graphs.execution else []}
 
 
 def _compare(tagged: dict[int, list[tuple[str, str]]]) -> dict | None:

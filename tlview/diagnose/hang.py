@@ -1,16 +1,18 @@
 """"Why did my job hang": the divergences that stop a distributed job, said first, ranks grouped
 ("ranks 0-2 vs rank 3"), naming the first graph and op where they part, and how the job died.
 
-A rank that issues another collective than its peers (or none) waits for them forever: the
-collective sequences, the compile ids only some ranks compiled, and the graph execution order
-can each hang a job. Lines are built from `divergence()`'s document, so `--json` says the same.
+A rank that issues another collective than its peers (or none) waits for them forever. A hang is
+claimed only from the collectives the ranks ran (each graph's schedule in the rank's graph
+execution order); the compile ids only some ranks compiled, the schedules and the execution
+order then say why. Where the ranks ran the same collectives, the same differences are told as
+differences. Lines are built from `divergence()`'s document, so `--json` says the same.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from tlview.diagnose.collectives import short_op
+from tlview.diagnose.collectives import is_collective, short_op
 from tlview.diagnose.job_death import EXCEPTION, where_text
 from tlview.diagnose.rank_groups import ordinal
 from tlview.domain.rank_runs import ranks_text  # (not report/rich_text.py: --json never imports rich)
@@ -42,22 +44,31 @@ def job_verdict(div: dict) -> JobVerdict | None:
     if cause is not None:
         return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}{_at(cause)}",
                           cause["ranks"][0], None)
-    executed = (div.get("collective_sequences") or {}).get("executed")
+    sequences = div.get("collective_sequences") or {}
+    executed = sequences.get("executed")
     if executed and executed.get("first_difference"):
-        first = executed["first_difference"]
         state = "hung" if deaths or death.get("root_cause") else "may hang"
-        named = next((g for g in first["groups"] if g["op"] is not None), None)
-        where = f" ({short_op(named['op'])} in [{named['compile_id']}])" if named else ""
-        # the rank that parted: the smallest group (the others agree), the last of equal ones
-        odd = min(reversed(first["groups"]), key=lambda g: len(g["ranks"]))
-        return JobVerdict(state, f"{state}: {versus(executed['groups'])} at the "
-                          f"{ordinal(first['position'])} collective{where}",
-                          odd["ranks"][0], odd["compile_id"] or odd.get("after"))
+        return _parted(state, executed, "")
+    if sequences.get("first_difference") and any(d["kind"] == "timeout" for d in deaths):
+        # no order logged, but ranks timed out waiting: what they compiled apart is where
+        return _parted("hung", sequences, " compiled")
     if deaths:
         first_death = deaths[0]
         return JobVerdict("died", f"died: {ranks_text(first_death['ranks'])}: {first_death['kind']}: "
                           f"{first_death['message']}", first_death["ranks"][0], None)
     return None
+
+
+def _parted(state: str, found: dict, how: str) -> JobVerdict:
+    """`hung: ranks 0-1 vs rank 2 at the 4th collective (all_reduce_ in [0/0])`, and the rank
+    that parted: the smallest group (the others agree), the last of equal ones."""
+    first = found["first_difference"]
+    named = next((g for g in first["groups"] if g["op"] is not None), None)
+    ops = " vs ".join(dict.fromkeys(short_op(g["op"]) for g in first["groups"] if g["op"] is not None))
+    where = f" ({ops} in [{named['compile_id']}])" if named else ""
+    odd = min(reversed(first["groups"]), key=lambda g: len(g["ranks"]))
+    return JobVerdict(state, f"{state}: {versus(found['groups'])} at the {ordinal(first['position'])} "
+                      f"collective{how}{where}", odd["ranks"][0], odd["compile_id"] or odd.get("after"))
 
 
 def versus(groups: list[dict]) -> str:
@@ -66,7 +77,15 @@ def versus(groups: list[dict]) -> str:
     return said + (f" vs … ({len(groups)} groups)" if len(groups) > MOST_GROUPS else "")
 
 
-def _sequence_line(found: dict, executed: bool) -> str:
+def ran_apart(div: dict) -> bool:
+    """The ranks ran different collectives (in their logged graph execution order): the only
+    ground for a hang claim here. What they compiled alone never is (a rank may compile graphs
+    it never runs, or the others run elsewhere)."""
+    sequences = div.get("collective_sequences")
+    return bool(sequences and sequences.get("executed"))
+
+
+def _first_collective(found: dict, how: str) -> str:
     first = found["first_difference"]
     parts = []
     for g in first["groups"][:MOST_GROUPS]:
@@ -75,24 +94,63 @@ def _sequence_line(found: dict, executed: bool) -> str:
         else:
             after = f" after [{g['after']}]" if g.get("after") else ""
             parts.append(f"none on {ranks_text(g['ranks'])} (its collectives end{after})")
-    how = "run (in graph execution order)" if executed else "compiled (over all graphs)"
-    return (f"collectives differ (can hang the job): {versus(found['groups'])}; the {ordinal(first['position'])} "
-            f"collective {how}: " + "; ".join(parts))
+    return f"{versus(found['groups'])}; the {ordinal(first['position'])} collective {how}: " + "; ".join(parts)
 
 
 def hang_lines(div: dict) -> list[str]:
+    """What can hang the job, from what the ranks ran: a rank's own exception (before what it did
+    to the others), the collectives, then what explains them (execution order, schedules, compile
+    ids on some ranks only); and how the job died."""
     death = div.get("job_death")
-    lines = raised_lines(death)  # a rank's own exception before what it did to the others
+    lines = raised_lines(death)
+    if ran_apart(div):
+        executed = div["collective_sequences"]["executed"]
+        lines.append("collectives differ (can hang the job): "
+                     + _first_collective(executed, "run (in graph execution order)")
+                     + _unordered(div["collective_sequences"]))
+        lines += _why_lines(div)
+    lines += death_lines(death)
+    return lines
+
+
+def agreement_lines(div: dict) -> list[str]:
+    """Where the ranks did not run apart: that they ran the same collectives, and what differs
+    all the same (compiled collectives, execution order, schedules, compile ids), told as
+    differences, not hangs."""
+    if ran_apart(div):
+        return []
+    lines = []
     sequences = div.get("collective_sequences")
-    if sequences:
-        # what the ranks ran names the collective a rank waited on; else what they compiled
-        if executed := sequences.get("executed"):
-            lines.append(_sequence_line(executed, True))
-        elif sequences["groups"]:
-            lines.append(_sequence_line(sequences, False))
+    if sequences and sequences.get("executed_collectives") is not None:
+        lines.append(f"ranks ran the same collectives ({sequences['executed_collectives']:,}, "
+                     f"in graph execution order){_unordered(sequences)}")
+    if sequences and sequences["groups"]:
+        unknown = "" if sequences.get("executed_collectives") is not None else \
+            _unordered(sequences) or "; no rank logged its graph execution order"
+        lines.append("collectives compiled differ: "
+                     + _first_collective(sequences, f"compiled (over all graphs{unknown})"))
+    return lines + _why_lines(div)
+
+
+def _unordered(sequences: dict) -> str:
+    """The ranks that logged no execution order: out of the comparison of what ran, said."""
+    missing = sequences.get("no_order_ranks")
+    return f"; no execution order logged on {ranks_text(missing)}" if missing else ""
+
+
+def _collectives(schedule: list[str]) -> str:
+    """`2 collectives (all_reduce_, all_gather_into_tensor)`: the ops named while they are few."""
+    ops = [short_op(op) for op in schedule if is_collective(op)]
+    named = f" ({', '.join(ops)})" if 0 < len(ops) <= MOST_GROUPS else ""
+    return f"{len(ops)} collective{'s' if len(ops) != 1 else ''}{named}"
+
+
+def _why_lines(div: dict) -> list[str]:
+    lines = []
     for entry in div["collective_schedules"]:
-        parts = "; ".join(f"{g['ops']} ops on {ranks_text(g['ranks'])}" for g in entry["groups"][:MOST_GROUPS])
-        lines.append(f"collective schedule of [{entry['id']}] differs (a hang risk): {parts}")
+        parts = "; ".join(f"{_collectives(g['schedule'])} on {ranks_text(g['ranks'])}"
+                          for g in entry["groups"][:MOST_GROUPS])
+        lines.append(f"collective schedule of [{entry['id']}] differs: {parts}")
     order = div.get("execution_order")
     if order and order["first_difference"]:
         first = order["first_difference"]
@@ -110,7 +168,6 @@ def hang_lines(div: dict) -> list[str]:
         said = ", ".join(f"[{i}]" for i in ids[:MOST_IDS]) + (f", … ({len(ids)} in all)" if len(ids) > MOST_IDS else "")
         lines.append(f"compile id{'s' if len(ids) > 1 else ''} {said} only on {ranks_text(ranks)} "
                      f"(not on {ranks_text(missing)})")
-    lines += death_lines(death)
     return lines
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from tlview.diagnose import collectives, runtime_estimates
 from tlview.diagnose.execution_order import execution_order
-from tlview.diagnose.hang import hang_lines, versus
+from tlview.diagnose.hang import agreement_lines, hang_lines, versus
 from tlview.diagnose.job_death import job_death
 from tlview.diagnose.rank_graphs import collect
 from tlview.diagnose.rank_groups import group_ranks
@@ -77,7 +77,8 @@ def divergence(index: Index) -> dict:
         if len({tuple(map(str, v)) for v in per_rank.values()}) > 1:
             result["collective_schedules"].append({
                 "id": cid,
-                "groups": [{"ranks": g["ranks"], "ops": len(g["value"]), "schedule": g["value"]}
+                "groups": [{"ranks": g["ranks"], "ops": sum(map(collectives.is_collective, g["value"])),
+                            "schedule": g["value"]}
                            for g in group_ranks(per_rank)],
                 "missing_on": sorted(rank_set - set(per_rank)),
             })
@@ -96,7 +97,7 @@ def describe(div: dict) -> list[str]:
 
 def other_lines(div: dict) -> list[str]:
     """The divergences that do not hang a job (they slow it, or explain it)."""
-    lines = []
+    lines = agreement_lines(div)
     for entry in div["functions"]:
         parts = "; ".join(f"{g['value']} on rank(s) {_ranks(g['ranks'])}" for g in entry["groups"])
         lines.append(f"compile id [{entry['id']}] is different code on different ranks: {parts}")

@@ -22,6 +22,15 @@ def joined_runs(runs: list[tuple[int, int]]) -> str:
     return ",".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
 
 
+def ranks_of_runs(said: str) -> list[int]:
+    """`0-2,5` -> [0, 1, 2, 5]: what joined_runs wrote, read back."""
+    ranks: list[int] = []
+    for run in filter(None, said.split(",")):
+        first, _, last = run.partition("-")
+        ranks.extend(range(int(first), int(last or first) + 1))
+    return ranks
+
+
 def ranks_text(ranks: Iterable[int]) -> str:
     """`ranks 0-3,8` (runs joined); `5,000 ranks (0-4999)` when there are many runs."""
     ordered = sorted(ranks)

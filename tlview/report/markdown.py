@@ -32,7 +32,7 @@ _TICKS = re.compile(r"`+")
 
 def markdown_report(summary: Summary) -> str:
     grouped = len(listed(summary["compiles"])) > 1
-    summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
+    summary = fold(summary)  # alike ranks (rank_groups): one stands for them, named by them all
     # Compile ids that say the same thing are one row, one section (alike.py), decided on the
     # plain data as the entries are read, once (summary.CompileEntries: made as they are read).
     rows: Folding[CompileEntry] = Folding(row_key)
@@ -93,7 +93,7 @@ def _facts(summary: Summary) -> list[str]:
 def _sources(sources: list[SourceFileEntry]) -> list[str]:
     out = []
     for source in sources:
-        said = (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), the first "
+        said = (f"{source['files']:,} files of {source['ranks_said']} (alike ranks), the first "
                 if source.get("files", 1) > 1 else "")
         out.append(f"- {source['kind']}: {prose(said)}{code(visible_name(source['path']))} "
                    f"({source['records']:,} records)")

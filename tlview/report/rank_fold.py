@@ -1,7 +1,9 @@
 """The summary as `--report` and markdown print it for many ranks: one rank stands for each group
-of ranks with the same compile history (the model's `rank_groups`), named by its group
-("[0/0] ranks 0-1022"); the ranks that it stands for are left out of every listing, and their
-files are one line. `--json` keeps every rank's data (and the groups).
+of alike ranks (the summary's `rank_groups`: one compile history, the same collectives run and
+execution order), named by its group ("[0/0] ranks 0-1022"); the ranks that it stands for are
+left out of every listing, and their files are one line. The groups say which ranks they hold:
+one text log of many ranks (torchrun --tee) folds as a file per rank does. `--json` keeps every
+rank's data (and the groups).
 """
 
 from __future__ import annotations
@@ -9,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, TypeVar
 
+from tlview.domain.rank_runs import ranks_of_runs
 from tlview.report.json_types import (
     CompileEntry,
     GraphBreakGroup,
@@ -34,7 +37,7 @@ def fold(summary: Summary) -> Summary:
     listed_ranks = {rank for rank, _ in listed(summary["compiles"]) if rank is not None}
     if len(listed_ranks) < 2:  # one rank listed (`--rank`): only the files are folded
         return {**summary, "sources": _sources(summary["sources"], groups)}
-    group_of = {s["rank"]: s["rank_group"] for s in summary["sources"] if s.get("rank_group") is not None}
+    group_of: dict[int | None, int] = {rank: g["rank"] for g in groups.values() for rank in ranks_of_runs(g["ranks"])}
 
     def kept_one(item: Ranked) -> Ranked | None:
         stands_for = group_of.get(item.get("rank"))
@@ -96,8 +99,8 @@ def named(item: Mapping[str, Any], key: str = "id") -> str:
 
 
 def source_said(source: SourceFileEntry) -> str:
-    """`1,023 files of ranks 0-1022 (the same compile history), the first …/rank_0.log`, or the path."""
+    """`1,023 files of ranks 0-1022 (alike ranks), the first …/rank_0.log`, or the path."""
     if source.get("files", 1) > 1:
-        return (f"{source['files']:,} files of {source['ranks_said']} (the same compile history), "
+        return (f"{source['files']:,} files of {source['ranks_said']} (alike ranks), "
                 f"the first {source['path']}")
     return source["path"]

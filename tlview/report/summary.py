@@ -16,11 +16,12 @@ from tlview.diagnose.costs import run_summary, timeline
 from tlview.diagnose.hang import hang_lines, job_verdict
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
+from tlview.diagnose.what_ran import rank_groups
 from tlview.domain.compile_node import Compile, CompileNode
 from tlview.domain.ddp_split import ddp_split
 from tlview.domain.input_problems import InputProblem
 from tlview.domain.places import user_function
-from tlview.domain.rank_history import RankGroups, rank_groups
+from tlview.domain.rank_history import RankGroups
 from tlview.domain.reasons import GraphBreak
 from tlview.domain.totals import totals as index_totals
 from tlview.domain.verdict import CompileProblem, Kind, place_of
@@ -57,7 +58,7 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
     nodes = [n for n in index.iter_nodes(rank) if flt.matches(n)]
     # the totals of what is listed: with a filter, of the compiles it keeps (and the run's beside)
     totals = asdict(index_totals(index, rank, flt.matches if flt.active else None))
-    groups = rank_groups(index)  # ranks of the same compile history (report and markdown fold them)
+    groups = rank_groups(index)  # ranks alike in compile history and in what they ran (report and markdown fold them)
     summary: Summary = {
         "tlview_summary_version": 1,
         "pytorch_version": index.pytorch_version,

@@ -66,7 +66,7 @@ TIMELINE_ROWS = 12  # the longest compiles listed
 def render_report(summary: Summary, console: Console) -> None:
     # In a run of several ranks or processes, every compile id is named with its rank.
     grouped = len(listed(summary["compiles"])) > 1
-    summary = fold(summary)  # ranks of one compile history: one stands for them, named by them all
+    summary = fold(summary)  # alike ranks (rank_groups): one stands for them, named by them all
     found = _Found.of(summary)
     # Everything printed comes from the logs: escape codes in it are shown, never acted on: what
     # is printed of the compile ids is made visible as it is printed, the rest of the summary whole.

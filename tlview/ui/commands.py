@@ -40,7 +40,7 @@ def tlview_commands(app: CommandsApp) -> Iterable[SystemCommand]:
                             lambda k=kind: app.action_jump(k, 1))
     for tab_id, title, what, _ in TABS:
         yield SystemCommand(f"Show: {title}", what, lambda t=tab_id: app.action_show_tab(t))
-    # ranks of one compile history are one command (1,024 ranks: never 1,024 rows)
+    # alike ranks (one compile history, the same run) are one command (1,024 ranks: never 1,024 rows)
     for group in app.rank_groups():
         stands = f" (it stands for {ranks_text(group.ranks)})" if group.count > 1 else ""
         yield SystemCommand(f"Rank: {group.title()}", f"show rank {group.rank} only{stands}",

@@ -81,7 +81,7 @@ class ExplorerFilter:
                            group="search", thread=True, exclusive=True, exit_on_error=False)
 
     def fold_ranks(self, groups: RankGroups | None, folded: TreeModel | None = None) -> None:
-        """The folder is read: ranks of one compile history become one entry of the tree, the
+        """The folder is read: alike ranks (diagnose/what_ran.py) become one entry of the tree, the
         first rank standing for them (the model's rank_groups; `rank:N` shows any other).
         `folded`: that tree, built by the worker, if made with the filter still in use."""
         app = self.app
@@ -91,7 +91,7 @@ class ExplorerFilter:
 
     def cycle_rank(self, step: int) -> None:
         app = self.app
-        groups = app.model.ranks  # once read: a rank for each group of one compile history
+        groups = app.model.ranks  # once read: a rank for each group of alike ranks
         ranks = [g.rank for g in groups] if groups is not None and len(groups) > 1 else []
         # ranks all alike (or not grouped yet): each rank, never "one rank" of a job of several
         ranks = ranks or list(app.index.numbered_ranks())

@@ -13,7 +13,8 @@ from collections.abc import Callable
 
 from textual.app import App
 
-from tlview.domain.rank_history import RankGroups, rank_groups
+from tlview.diagnose.what_ran import rank_groups
+from tlview.domain.rank_history import RankGroups
 from tlview.index.index import Index
 from tlview.ui.actions import PayloadActions
 from tlview.ui.commands import tlview_commands
@@ -56,7 +57,7 @@ class LogsApp(App[int]):
         raise NotImplementedError
 
     def rank_groups(self) -> RankGroups:
-        """The ranks grouped by compile history (the palette's Rank commands)."""
+        """The ranks grouped (compile history, what they ran: the palette's Rank commands)."""
         return rank_groups(self.index)
 
     def apply_filter(self, flt: Filter) -> None:

@@ -15,7 +15,7 @@ from textual.worker import get_current_worker
 
 from tlview.diagnose.hang import job_verdict
 from tlview.diagnose.ranks import divergence
-from tlview.domain.rank_history import rank_groups
+from tlview.diagnose.what_ran import rank_groups
 from tlview.index.index import Index
 from tlview.index.indexing import CHUNK, Indexer
 from tlview.index.live import LiveIndex

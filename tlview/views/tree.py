@@ -123,7 +123,7 @@ class TreeModel:
         self.index = index
         self.filter = flt or Filter()
         self.live = live
-        # Ranks of one compile history (rank_history.py): the first stands for its group at the top
+        # Alike ranks (rank_history.py): the first stands for its group at the top
         # level, named by them all; the others are left out (`rank:N` shows any one of them).
         self.ranks = ranks
         self.folding = ranks if ranks is not None and ranks.folds and self.filter.rank is None else None
