@@ -55,7 +55,7 @@ def test_a_split_of_another_model_is_read_alike():
 def test_the_report_says_why_one_graph_became_three():
     code, out = run_cli("--report", str(DDP / "torch_logs"))
     assert code == 0
-    assert ("  [4/0] rank 0 one graph became 3: DDPOptimizer cut it at DDP's gradient buckets (bucket cap "
+    assert ("  [4/0] ranks 0-1 one graph became 3: DDPOptimizer cut it at DDP's gradient buckets (bucket cap "
             "1.00 MiB), so that each bucket's all_reduce starts as soon as its sub-graph's backward ends") \
         in out.splitlines()
     code, out = run_cli("--report", str(DDP / "trace"))

@@ -286,6 +286,10 @@ class FrameTree(KeyedTree[TreeEntry]):
         cursor_key = self.entry.key if self.entry is not None else None
         self.model = model
         self.clear()
+        # Tree.clear() numbers the new nodes from 0 again: a line drawn of the old tree had the
+        # same node ids and changes, and its drawing was taken for the new one's (a folded
+        # tree's first rank kept its unfolded label, "rank 0", 1 start in 5 at 120 columns).
+        self._drawn.clear()
         self._by_key.clear()
         self._widths.clear()
         self._pending.clear()
