@@ -71,7 +71,8 @@ async def test_the_first_screen_of_a_hung_job_is_on_the_rank_that_parted():
         await ready(app, pilot)
         await until(pilot, lambda: app.job_verdict is not None, what="the job's verdict")
         said = app.job_verdict.said
-        assert said in app.query_one("StatusLine").text
+        status = app.query_one("StatusLine")
+        await until(pilot, lambda: said in status.text, what="the verdict on the status line")
         await until(pilot, lambda: app.detail.active == "run", what="the Run pane")
         entry = app.tree.entry
         assert entry is not None and (entry.rank, entry.node.id) == (2, "0/1")
@@ -80,9 +81,9 @@ async def test_the_first_screen_of_a_hung_job_is_on_the_rank_that_parted():
         assert plain(body).lstrip().startswith(said)
         # x: the hang is the first error; the tree's first entry is no error, and x comes back to it
         await pilot.press("g")
-        await until(pilot, lambda: app.tree.entry is not entry, what="the cursor at the top")
+        await until(pilot, lambda: app.tree.entry.key != entry.key, what="the cursor at the top")
         await pilot.press("x")
-        await until(pilot, lambda: app.tree.entry is entry, what="x to the hang")
+        await until(pilot, lambda: app.tree.entry.key == entry.key, what="x to the hang")
 
 
 async def test_ranks_that_look_alike_are_still_gone_through_one_by_one():
@@ -107,7 +108,8 @@ async def test_following_a_job_tells_the_hang_as_its_logs_come(tmp_path):
         shutil.copytree(HANG / "torch_logs", tmp_path / "torch_logs")
         await until(pilot, lambda: app.job_verdict is not None and app.job_verdict.state == "hung",
                     timeout=60, what="the hang, while following")
-        assert "hung: ranks 0-1 vs rank 2" in app.query_one("StatusLine").text
+        await until(pilot, lambda: "hung: ranks 0-1 vs rank 2" in app.query_one("StatusLine").text,
+                    what="the hang on the status line")
 
 
 def test_a_rank_that_raised_is_the_verdict_though_its_peers_timed_out_and_lost_it():
@@ -131,3 +133,13 @@ def test_ranks_that_timed_out_with_no_order_logged_hung_where_they_compiled_apar
     # ranks that compiled apart but ran the same collectives and finished: nothing happened
     assert json_for(DIST / "reshape3")["job_verdict"] is None
     assert json_for(DIST / "reorder3")["job_verdict"] is None
+
+
+
+async def test_the_first_screen_of_a_job_that_died_is_on_the_compile_that_raised():
+    app = TlviewApp(str(DIST / "raise_in3"))
+    async with app.run_test(size=SIZE) as pilot:
+        await ready(app, pilot)
+        await until(pilot, lambda: app.detail.active == "run", what="the Run pane")
+        entry = app.tree.entry
+        assert entry is not None and (entry.rank, entry.node.id) == (1, "2/0")  # rank 1's ✗ [2/0]

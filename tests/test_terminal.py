@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import CORPUS, tlview_command
+from conftest import CORPUS, GENERATED, tlview_command
 
 
 def test_open_move_filter_quit(terminal):
@@ -80,3 +80,15 @@ def test_80x24_search_wrap_and_maximize(terminal):
     term.keys("q")
     screen = term.wait_for("EXITED:0")
     assert "Traceback" not in screen
+
+
+def test_80x24_the_first_screen_of_a_job_that_died_says_it_whole(terminal):
+    """The verdict opens the Run pane: wrapped at the view's own width, each line keeps its last
+    character (the pane's width less 2 was one column more than the view, next to its scrollbar)."""
+    term = terminal(f"{tlview_command()} {GENERATED / 'dist215' / 'raise_in3'}", width=80, height=24)
+    screen = term.wait_for("Why the job may hang")
+    run = " ".join(line.split("▕", 1)[1].strip() for line in screen.splitlines()[2:16] if "▕" in line)
+    run = " ".join(run.replace("▂", "").replace("▃", "").split())
+    said = "RuntimeError: activations overflow: max |h| = 1.87e+06 > 1e4 (at program.py:42 in layer)"
+    assert f"died: rank 1: {said}" in run  # the verdict
+    assert f"⚠ the job died: rank 1 raised {said}" in run  # and why, indented

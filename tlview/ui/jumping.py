@@ -70,7 +70,9 @@ class Jumps:
             if node is not None and node.compile is not None \
                     and (entry := app.model.by_key.get(("cid", node.group, node.compile.key))):
                 return entry
-        return next((e for e in app.model.compile_entries() if e.rank in ranks), None)
+        # no compile id named (a rank's exception): its failed compile if one raised, else its first
+        entries = [e for e in app.model.compile_entries() if e.rank in ranks]
+        return next((e for e in entries if JUMPS["error"](e)), next(iter(entries), None))
 
     def to_job_verdict(self, quiet: bool = False) -> None:
         """The cursor to where the job parted or died, its Run pane telling why."""

@@ -173,7 +173,10 @@ class RunPane(Vertical, Pane):
         self.load(*args)
 
     def _width(self) -> int:
-        return max(40, self.size.width - 2) if self.size.width else 120
+        """The view's own columns, less a scrollbar's (the pane's less 2 left one column more
+        than the view had: each wrapped line lost its last character)."""
+        body = self.query_one("#run-body", RenderedView)
+        return max(40, body.size.width - body.styles.scrollbar_size_vertical) if body.size.width else 120
 
     def on_resize(self) -> None:
         if self._selection is not None and self._shown is not None and self._width() != self._shown[2]:
