@@ -188,7 +188,7 @@ async def test_the_timeline_fits_an_80_column_terminal():
         pane = app.query_one("#run-pane")
         body = app.query_one("#run-body")
         await until(pilot, lambda: "Compile timeline" in plain(body), what="the timeline")
-        await until(pilot, lambda: pane._shown is not None and pane._shown[2] == pane.size.width - 2,
+        await until(pilot, lambda: pane._shown is not None and pane._shown[2] == pane._width(),
                     what="the timeline drawn for the pane's width")
         await app.workers.wait_for_complete()
         await until(pilot, lambda: "  rank 3│" in plain(body), what="rank 3's lane")
@@ -196,7 +196,7 @@ async def test_the_timeline_fits_an_80_column_terminal():
         timeline = text[text.index("Compile timeline"):text.index("Frames whose recompiles")]
         lines = [line for line in timeline.splitlines() if "│" in line]  # lanes, axes, bars
         assert len(lines) == (1 + 4) + 4 + (3 + 4 + 4 + 4)
-        assert max(len(line.rstrip()) for line in lines) <= pane.size.width
+        assert max(len(line.rstrip()) for line in lines) <= body.size.width
         assert sum(line.startswith("  rank ") for line in lines) == 4
 
 
