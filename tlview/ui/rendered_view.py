@@ -182,7 +182,10 @@ class RenderedHere(RenderedView):
         self._render_at(self._width())
 
     def _width(self) -> int:
-        return max(20, (self.size.width or self.app.size.width // 2) - self.scrollbar_size_vertical)
+        """The view's columns less its scrollbar's, shown or not: rendered before its scrollbar
+        came (the text is what brings it), each wrapped line was one column wider than the view
+        and lost its last character ("...at its first change" without its `:`)."""
+        return max(20, (self.size.width or self.app.size.width // 2) - self.styles.scrollbar_size_vertical)
 
     def _render_at(self, width: int) -> None:
         self._rendered_width = width
