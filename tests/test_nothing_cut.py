@@ -11,6 +11,7 @@ from rich.cells import cell_len
 
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
+from tlview.ui.compare_tree import problem_label
 from tlview.ui.rendered_view import RenderedView
 
 SIZES = [(80, 24), (120, 40), (200, 50)]
@@ -71,6 +72,16 @@ async def test_every_line_of_a_compare_pane_is_drawn_whole(size):
         await app.workers.wait_for_complete()
         await press(pilot, *"jjj")  # to a compile of a problem
         assert await assert_nothing_cut(app, pilot) > 20
+
+
+async def test_a_compare_label_narrower_than_its_tree_ends_in_an_ellipsis():
+    app = CompareApp(str(COMPARE / "before" / "trace"), str(COMPARE / "after" / "trace"))
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.comparison is not None, what="the comparison")
+        problems = [*app.comparison.gone, *app.comparison.new, *app.comparison.same]
+        short = [problem_label(problem, 14) for problem in problems]
+        assert all(label.cell_len <= 14 and label.plain.endswith("…") for label in short), short
+        assert problem_label(problems[0], 10_000).plain.startswith(short[0].plain[:-1])
 
 
 def test_120x40_a_summary_keeps_the_last_character_of_its_lines(terminal):

@@ -111,7 +111,8 @@ class CompareTree(KeyedTree):
 
 def problem_label(problem: ComparedProblem, room: int) -> Text:
     """`2 → 0  graph break print_or_logging in step at compare.py:15`: how many times before and
-    after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes)."""
+    after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes),
+    and narrower still, that cut with an ellipsis (the tree cut it with none)."""
     label = Text(f"{len(problem.before)} → {len(problem.after)}  ")
     label.append(problem.noun, style="bold")
     wide = label.copy()
@@ -120,6 +121,8 @@ def problem_label(problem: ComparedProblem, room: int) -> Text:
     if wide.cell_len <= room:
         return wide
     label.append(f" in {visible_name(problem.function)}")
+    if label.cell_len > room > 0:
+        label.truncate(room, overflow="ellipsis")
     return label
 
 
