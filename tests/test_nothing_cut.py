@@ -74,10 +74,20 @@ async def test_every_line_of_a_compare_pane_is_drawn_whole(size):
         assert await assert_nothing_cut(app, pilot) > 20
 
 
-async def test_a_compare_label_narrower_than_its_tree_ends_in_an_ellipsis():
+@pytest.mark.parametrize("size", [(80, 24), (64, 12)], ids=lambda s: f"{s[0]}x{s[1]}")
+async def test_a_compare_label_narrower_than_its_tree_ends_in_an_ellipsis(size):
     app = CompareApp(str(COMPARE / "before" / "trace"), str(COMPARE / "after" / "trace"))
-    async with app.run_test(size=(80, 24)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await until(pilot, lambda: app.comparison is not None, what="the comparison")
+        await pilot.pause()
+        tree = app.tree
+        # each problem's label in the columns beside its guide and fold icon, scrollbar or not
+        room = tree.scrollable_content_region.width - tree.guide_depth - 2
+        labels = [item.label for group in tree.root.children for item in group.children]
+        assert labels and all(label.cell_len <= room for label in labels), (room, labels)
+        assert tree.show_vertical_scrollbar == (size[1] == 12)
+        if size == (80, 24):  # the room there is the tree's, no scrollbar: every label whole
+            assert not any(label.plain.endswith("…") for label in labels), labels
         problems = [*app.comparison.gone, *app.comparison.new, *app.comparison.same]
         short = [problem_label(problem, 14) for problem in problems]
         assert all(label.cell_len <= 14 and label.plain.endswith("…") for label in short), short

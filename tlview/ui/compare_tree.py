@@ -54,8 +54,9 @@ class CompareTree(KeyedTree):
         self.select(here or next(iter(problems), None) or next(iter(self.root.children), None))
 
     def _room(self) -> int:
-        """Columns for a problem's label: less its guide, its fold icon and the scrollbar."""
-        return self.size.width - self.guide_depth - 3
+        """Columns for a problem's label: less its guide, its fold icon and the scrollbar, when
+        shown (a label cut for a scrollbar never shown lost its last word to an ellipsis)."""
+        return self.size.width - self.guide_depth - 2 - self.scrollbar_size_vertical
 
     def on_resize(self) -> None:
         for group in self.root.children:
