@@ -126,9 +126,6 @@ class RenderedView(SearchableView, can_focus=True):
     def row_of(self, line: int, column: int = 0) -> int:
         return line
 
-    def scrolls_sideways(self) -> bool:
-        return True
-
     def search_width(self) -> int:
         return max(self.size.width - self.scrollbar_size_vertical, 10)
 
