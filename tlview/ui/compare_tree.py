@@ -54,8 +54,9 @@ class CompareTree(KeyedTree):
         self.select(here or next(iter(problems), None) or next(iter(self.root.children), None))
 
     def _room(self) -> int:
-        """Columns for a problem's label: less its guide, its fold icon and the scrollbar."""
-        return self.size.width - self.guide_depth - 3
+        """Columns for a problem's label: less its guide, its fold icon and the scrollbar, when
+        shown (a label cut for a scrollbar never shown lost its last word to an ellipsis)."""
+        return self.size.width - self.guide_depth - 2 - self.scrollbar_size_vertical
 
     def on_resize(self) -> None:
         for group in self.root.children:
@@ -111,7 +112,8 @@ class CompareTree(KeyedTree):
 
 def problem_label(problem: ComparedProblem, room: int) -> Text:
     """`2 → 0  graph break print_or_logging in step at compare.py:15`: how many times before and
-    after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes)."""
+    after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes),
+    and narrower still, that cut with an ellipsis (the tree cut it with none)."""
     label = Text(f"{len(problem.before)} → {len(problem.after)}  ")
     label.append(problem.noun, style="bold")
     wide = label.copy()
@@ -120,6 +122,8 @@ def problem_label(problem: ComparedProblem, room: int) -> Text:
     if wide.cell_len <= room:
         return wide
     label.append(f" in {visible_name(problem.function)}")
+    if label.cell_len > room > 0:
+        label.truncate(room, overflow="ellipsis")
     return label
 
 

@@ -92,6 +92,13 @@ SCROLL_BINDINGS: list[BindingType] = [
     key("g", "scroll_home", "Top", "Reading", "top / bottom of the payload", "view-top", show=False),
     key("G", "scroll_end", "Bottom", "Reading", "top / bottom of the payload", "view-bottom", show=False),
     key("space", "page_down", "Page down", "Reading", "page down", "view-page", show=False),
+    # (in the tree the same keys fold and unfold: these are a pane's, when it has the focus)
+    key("h,left", "scroll_sideways(-1)", "Left", "Reading", "scroll long lines sideways (less -S)",
+        "view-left", show=False),
+    key("l,right", "scroll_sideways(1)", "Right", "Reading", "scroll long lines sideways (less -S)",
+        "view-right", show=False),
+    key("0,home", "scroll_line_start", "Line start", "Reading",
+        "back to the start of the lines (after a search scrolled right)", "view-line-start", show=False),
 ]
 
 # `/`, `n`, `N` in a view of lines, as `less` does (search.LineSearch)

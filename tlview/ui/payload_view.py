@@ -165,7 +165,8 @@ class PayloadView(SearchableView, can_focus=True):
                 row += max(1, -(-min(cell_len(display_line(line)), MAX_LINE) // body))
             rows.append(row)
         self._row_of = rows
-        size_the_text(self, Size(self.size.width, row))
+        # (as wide as the columns it draws in: the view's width left one column to scroll sideways)
+        size_the_text(self, Size(self._gutter + 1 + body, row))
 
     def on_resize(self) -> None:
         if self.wrap and self._body_width != self._wrap_width:
@@ -173,7 +174,12 @@ class PayloadView(SearchableView, can_focus=True):
 
     def action_toggle_wrap(self) -> None:
         self.wrap = not self.wrap
-        self.notify("wrapping long lines" if self.wrap else "long lines cut (← → scroll)", timeout=1.5)
+        self.notify("wrapping long lines" if self.wrap else "long lines cut (h / l scroll sideways)", timeout=1.5)
+
+    def nothing_sideways(self) -> str:
+        if self.wrap:
+            return "long lines are wrapped: w cuts them, then h / l scroll sideways"
+        return super().nothing_sideways()
 
     def watch_wrap(self) -> None:
         top = self.line_at(self.scroll_offset.y)[0]  # (laid out as it was)

@@ -126,9 +126,6 @@ class RenderedView(SearchableView, can_focus=True):
     def row_of(self, line: int, column: int = 0) -> int:
         return line
 
-    def scrolls_sideways(self) -> bool:
-        return True
-
     def search_width(self) -> int:
         return max(self.size.width - self.scrollbar_size_vertical, 10)
 
@@ -182,7 +179,10 @@ class RenderedHere(RenderedView):
         self._render_at(self._width())
 
     def _width(self) -> int:
-        return max(20, (self.size.width or self.app.size.width // 2) - self.scrollbar_size_vertical)
+        """The view's columns less its scrollbar's, shown or not: rendered before its scrollbar
+        came (the text is what brings it), each wrapped line was one column wider than the view
+        and lost its last character ("...at its first change" without its `:`)."""
+        return max(20, (self.size.width or self.app.size.width // 2) - self.styles.scrollbar_size_vertical)
 
     def _render_at(self, width: int) -> None:
         self._rendered_width = width

@@ -10,6 +10,8 @@ from textual.scroll_view import ScrollView
 from tlview.ui.search import LineSearch, Matches, ShownLines
 from tlview.ui.text_size import SizesSeen, make_scrollbars
 
+SIDEWAYS = 8  # columns that h / l (← / →) scroll: a few, as a glance along the line
+
 
 class SearchableView(ScrollView):
     """A scroll view of lines with a search (`line_search`, on the `lines` the subclass shows:
@@ -29,6 +31,25 @@ class SearchableView(ScrollView):
 
     def on_mount(self) -> None:
         self.call_after_refresh(make_scrollbars, self)
+
+    # ---- scrolling sideways (h, l, Home) ----------------------------------------------------------
+
+    def action_scroll_sideways(self, step: int) -> None:
+        if not self.scrolls_sideways() or (self.max_scroll_x == 0 and self.scroll_offset.x == 0):
+            self.notify(self.nothing_sideways(), timeout=1.5)
+            return
+        self.scroll_to(x=self.scroll_offset.x + step * SIDEWAYS, animate=False, immediate=True)
+
+    def scrolls_sideways(self) -> bool:
+        """Its long lines are cut at its width, to scroll sideways (not wrapped)."""
+        return True
+
+    def action_scroll_line_start(self) -> None:
+        self.scroll_to(x=0, animate=False, immediate=True)
+
+    def nothing_sideways(self) -> str:
+        """Said when h / l find nothing to scroll sideways."""
+        return "every line fits the pane: nothing to scroll sideways"
 
     # ---- the search (search.LineSearch) ----------------------------------------------------------
 
