@@ -48,6 +48,8 @@ def readable_gray(foreground: int, background: int) -> int:
 def readable_style(style: Style, background: int) -> Style:
     back = gray_of(style.bgcolor, background)
     fore = readable_gray(gray_of(style.color, 255 - background), back)
+    if style.bold:  # without colour, weight says it: a failure drawn as far from its background as can be
+        fore = 255 if luminance(back) < 0.18 else 0
     gray = lambda value: RichColor.from_rgb(value, value, value)
     return style + Style.from_color(gray(fore), gray(back) if style.bgcolor is not None else None)
 
