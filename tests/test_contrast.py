@@ -25,8 +25,10 @@ from tlview.ui.app import TlviewApp
 from tlview.ui.theme_colours import contrast
 
 THEMES = ("textual-dark", "textual-light")
-# Each run on its worst problem: a failure's Summary, a graph break's pane, a recompile's pane.
-SCENES = {"failures": (GENERATED / "failures" / "trace", ("x",)),
+# The first screen (the tree's cursor row); each run on its worst problem: a failure's Summary, a
+# graph break's pane, a recompile's pane.
+SCENES = {"first_screen": (GENERATED / "failures" / "trace", ()),
+          "failures": (GENERATED / "failures" / "trace", ("x",)),
           "graph_breaks": (CORPUS / "graph_breaks" / "trace", ("b", "5")),
           "recompiles": (CORPUS / "recompiles" / "trace", ("r",))}
 NORMAL, BOLD = 4.5, 3.0  # WCAG: text, and bold (large) text
