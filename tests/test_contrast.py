@@ -110,14 +110,17 @@ def test_failures_stand_out_without_colour(monkeypatch):
         app = TlviewApp(str(GENERATED / "failures" / "trace"))
         async with app.run_test(size=(120, 40)) as pilot:
             await ready(app, pilot)
+            await press(pilot, "x")  # the first failure's Summary: its cause
             measured = list(cells(app, "no_color"))
         failures = [ratio for kind, words, ratio in measured if kind == "Static bold" and "failure" in words]
         body = [ratio for kind, words, ratio in measured if kind == "Static"]  # the status line's others
-        return failures, body
+        causes = [kind for kind, words, _ in measured if "backend_compiler_failed" in words]
+        return failures, body, causes
 
-    failures, body = asyncio.run(failure_and_body())
+    failures, body, causes = asyncio.run(failure_and_body())
     assert failures, "the status line says no failures"
     assert min(failures) > max(body)
+    assert causes and all(kind.endswith(" bold") for kind in causes), causes
 
 
 def main() -> None:
