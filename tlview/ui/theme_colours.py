@@ -5,7 +5,7 @@ graph break, cyan for a recompile, green for what went well), the same for the h
 the explorer. Textual draws ANSI colours through a terminal theme of its own (Monokai, Alabaster),
 not the app's: a yellow break read at 1.8:1 on the light theme's gray. Here the terminal theme is
 made from the app's theme instead ($text-error, $text-warning, ...), each colour brought towards
-$foreground until it reads at MIN_CONTRAST on every background the explorer draws words on, and
+lighter or darker (as $foreground is) until it reads at MIN_CONTRAST on every background the explorer draws words on, and
 made again at each change of theme.
 """
 
@@ -61,12 +61,14 @@ def reads(color: Color, background: Color) -> bool:
 
 
 def readable(color: Color, backgrounds: list[Color], towards: Color) -> Color:
-    """`color`, blended towards `towards` (the theme's foreground) just enough to read at
-    MIN_CONTRAST on each of `backgrounds`."""
-    for step in range(41):
-        blended = color.blend(towards, step / 40)
-        if all(reads(blended, back) for back in backgrounds):
-            return blended
+    """`color`, made lighter or darker (as `towards`, the theme's foreground, is) just enough to
+    read at MIN_CONTRAST on each of `backgrounds`. Lightness only, in Lab: a yellow blended
+    towards the light theme's foreground became a black-brown, and red in 256 colours."""
+    lighter = luminance(towards) > luminance(color)
+    for step in range(51):
+        changed = color.lighten(step / 50) if lighter else color.darken(step / 50)
+        if all(reads(changed, back) for back in backgrounds):
+            return changed
     return towards
 
 
