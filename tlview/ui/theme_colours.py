@@ -4,9 +4,9 @@ tlview's rich styles name ANSI colours (tlview/report/rich_text.py: red for a fa
 graph break, cyan for a recompile, green for what went well), the same for the headless report and
 the explorer. Textual draws ANSI colours through a terminal theme of its own (Monokai, Alabaster),
 not the app's: a yellow break read at 1.8:1 on the light theme's gray. Here the terminal theme is
-made from the app's theme instead ($text-error, $text-warning, ...), each colour brought towards
-lighter or darker (as $foreground is) until it reads at MIN_CONTRAST on every background the explorer draws words on, and
-made again at each change of theme.
+made from the app's theme instead ($text-error, $text-warning, ...), each colour made lighter or
+darker (as $foreground is) until it reads at MIN_CONTRAST on every background the explorer draws
+words on, and made again at each change of theme.
 """
 
 from __future__ import annotations
