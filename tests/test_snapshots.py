@@ -53,6 +53,22 @@ def test_main_screen(snap_compare):
     assert snap_compare(app, terminal_size=SIZE, run_before=_settle)
 
 
+@pytest.mark.parametrize("theme", ["textual-dark", "textual-light"])
+@pytest.mark.parametrize("size", [(80, 24), (120, 40)], ids=["80x24", "120x40"])
+def test_main_screen_in_theme(snap_compare, size, theme):
+    """The main screen in Textual's dark and light themes: every colour the theme's
+    (tests/test_contrast.py measures them)."""
+    app = TlviewApp(str(GENERATED / "failures" / "trace"))
+
+    async def in_theme(pilot):
+        pilot.app.theme = theme
+        await _settle(pilot)
+        pilot.app.clear_notifications()  # (a notice lasts seconds: not in the picture)
+        await _stable(pilot)
+
+    assert snap_compare(app, terminal_size=size, run_before=in_theme)
+
+
 def test_graph_pane(snap_compare):
     app = TlviewApp(str(CORPUS / "recompiles" / "trace"))
 

@@ -76,8 +76,8 @@ class KeyHints(Static):
         self.shown = [(key, display, description) for key, display, description, _ in shown]
         self.hints = (tuple(shown), palette)  # (drawn by the watcher when they changed)
 
-    SEVERITY_STYLE: ClassVar[dict[str, str]] = {"information": "bold", "warning": "bold #ffd75f",
-                                                 "error": "bold #ff5f5f"}
+    SEVERITY_STYLE: ClassVar[dict[str, str]] = {"information": "bold", "warning": "bold yellow",
+                                                 "error": "bold red"}
 
     def say(self, title: str, message: Text, severity: str, seconds: float) -> None:
         said = Text(" ")

@@ -26,6 +26,7 @@ from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.pane_reading import PaneReading
 from tlview.ui.search import SearchAsked, SearchBar
+from tlview.ui.theme_colours import ReadableDim, terminal_theme
 from tlview.views.filters import Filter
 
 
@@ -44,10 +45,22 @@ class LogsApp(App[int]):
         self.payload_actions = PayloadActions(self)
         self.pane_reading = PaneReading(self)  # `m` and `o`
         readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
+        self._filters.insert(0, ReadableDim(lambda: self.ansi_theme))  # dim text that reads
+        self.watch_theme()
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer
             # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
             self.animation_level = "none"
+
+    def watch_theme(self) -> None:
+        """The ANSI colours of tlview's styles from the theme's variables (theme_colours.py);
+        Textual draws the screen again with them."""
+        theme = self.current_theme
+        colours = terminal_theme(theme)
+        if theme.dark:
+            self.ansi_theme_dark = colours
+        else:
+            self.ansi_theme_light = colours
 
     # ---- what each app says for itself -----------------------------------------------------------
 

@@ -1,8 +1,9 @@
 """NO_COLOR: grays that stay readable. Textual's Monochrome filter turns each colour into the gray
 of its luminance: the red of a failure became gray 237 on a 234 background (1.3:1), and the
 failures vanished. Here a foreground too close to its background is lifted (or lowered) to the
-nearest gray that reads at MIN_CONTRAST; bold, underline and reverse stay, so a failure is still
-bold. Textual has no such filter: hence this one."""
+nearest gray that reads at MIN_CONTRAST; bold, underline and reverse stay, and bold text is drawn
+at the most contrast, so a failure stands out by its weight. Textual has no such filter: hence
+this one."""
 
 from __future__ import annotations
 
@@ -14,17 +15,17 @@ from rich.style import Style
 from textual.color import Color
 from textual.filter import LineFilter
 
-MIN_CONTRAST = 4.5  # WCAG's for text; 3:1 is the least the explorer's statuses must keep
+from tlview.ui.theme_colours import MIN_CONTRAST
+from tlview.ui.theme_colours import contrast as theme_contrast
+from tlview.ui.theme_colours import luminance as theme_luminance
 
 
 def luminance(gray: int) -> float:
-    channel = gray / 255
-    return channel / 12.92 if channel <= 0.03928 else ((channel + 0.055) / 1.055) ** 2.4
+    return theme_luminance(Color(gray, gray, gray))
 
 
 def contrast(a: int, b: int) -> float:
-    high, low = sorted((luminance(a), luminance(b)), reverse=True)
-    return (high + 0.05) / (low + 0.05)
+    return theme_contrast(Color(a, a, a), Color(b, b, b))
 
 
 def gray_of(color: RichColor | None, default: int) -> int:
@@ -48,6 +49,8 @@ def readable_gray(foreground: int, background: int) -> int:
 def readable_style(style: Style, background: int) -> Style:
     back = gray_of(style.bgcolor, background)
     fore = readable_gray(gray_of(style.color, 255 - background), back)
+    if style.bold:  # without colour, weight says it: a failure drawn as far from its background as can be
+        fore = 255 if luminance(back) < 0.18 else 0
     gray = lambda value: RichColor.from_rgb(value, value, value)
     return style + Style.from_color(gray(fore), gray(back) if style.bgcolor is not None else None)
 

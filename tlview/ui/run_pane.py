@@ -80,7 +80,7 @@ def run_view(index: Index, rank, width: int = 120, go_on=lambda: None) -> Group:
     for failure in summary["failures"]:
         name = ref(failure["id"], failure["rank"], failure["process"]) if grouped else ref(failure["id"])
         parts.append(Text(f"\n{name} {failure['cause']}: {one_line(failure['why'], 120)}",
-                          style="red"))
+                          style="bold red"))
         parts.append(Text(f"        fix: {one_line(failure['fix'], 160)}", style="dim"))
     trie = stack_trie(index, rank, go_on)
     go_on()
