@@ -130,6 +130,13 @@ COMPARE_BINDINGS: list[BindingType] = [
         "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
         key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
     for b in BINDINGS if not isinstance(b, Binding) or b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+# The explorer's keys of one run say why they do nothing here (a key that did nothing, silently,
+# read as a bug); no tooltip: not in the help.
+COMPARE_BINDINGS += [
+    key("f", "not_here('follow')", "Follow", "App", "", "compare-no-follow", show=False),
+    key("left_square_bracket,right_square_bracket", "not_here('ranks')", "Ranks", "App", "",
+        "compare-no-ranks", show=False),
+]
 
 # The compare view's tree: Enter on a problem or a compile id goes into the pane.
 COMPARE_TREE_BINDINGS: list[BindingType] = [
