@@ -35,6 +35,12 @@ SIZE = (150, 45)
 SLOW_FIXTURES = {"terminal", "snap_compare", "big_trace"}
 
 
+@pytest.fixture(autouse=True)
+def _own_config_dir(tmp_path_factory, monkeypatch):
+    """Each test has its own config folder (the saved theme): never the user's, never another's."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
 def pytest_collection_modifyitems(items) -> None:
     """`slow`: a test that starts the app (Pilot, an async test), a real terminal, or reads a big
     input. `pytest -m "not slow"` leaves them out: the edit-and-test loop (README)."""

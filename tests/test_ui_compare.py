@@ -297,3 +297,51 @@ async def test_the_palette_lists_every_command_in_the_compare_view_too():
         assert [t for t in titles if t.startswith("Rank: ")] == [
             f"Rank: {group.title()}" for group in app.rank_groups()]
         assert len(app.rank_groups()) >= 1 and "Copy payload" in titles and titles[-1] == "Keys"
+
+
+@pytest.mark.parametrize("kind, key", [("recompile", "r"), ("break", "b"), ("error", "x")])
+async def test_a_jump_counts_what_the_head_counts(kind, key):
+    """b/r/x stop at each problem of their kind once (not at every row whose compile has one), and
+    say which of its run's, out of the number the head shows for that run."""
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=SIZE) as pilot:
+        await compared(app, pilot)
+        heads = {"before": app.comparison.before_totals, "after": app.comparison.after_totals}
+        words = {"recompile": ["recompiles"], "break": ["graph_breaks"],
+                 "error": ["errors", "skipped_frames"]}[kind]
+        expected = sum(heads[run][word] for run in heads for word in words)
+        visited, said = [], []
+        for _ in range(expected):
+            await press(pilot, key)
+            said.append(app.said[-1].message)
+            visited.append(app.tree.cursor_node)
+        assert len(set(visited)) == expected  # each once
+        for message, leaf in zip(said, visited):
+            found = re.fullmatch(r"([a-z ]+) (\d+) of (\d+): (before|after) \[(.+)\]", message)
+            assert found, message
+            _, _, of, run, _ = found.groups()
+            word = leaf.data.occurrence.counted_as
+            assert word in words and int(of) == heads[run][word]
+        await press(pilot, key)
+        assert app.said[-1].message.startswith("that was the last" if expected else "no ")
+
+
+async def test_rows_of_one_kind_and_function_read_apart_and_cut_labels_end_in_an_ellipsis():
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await compared(app, pilot)
+        labels = [str(item.label) for group in app.tree.root.children for item in group.children]
+        assert len(set(labels)) == len(labels), labels
+        assert any("[0/1]" in label for label in labels)  # the first compile id, not the place
+    from tlview.ui.compare_tree import problem_label
+    label = problem_label(app.comparison.gone[1], 12).plain
+    assert len(label) == 12 and label.endswith("…")
+
+
+@pytest.mark.parametrize("key, words", [("f", "follows a live run"), ("[", "rank:N"), ("]", "rank:N")])
+async def test_the_keys_of_one_run_say_why_they_do_nothing(key, words):
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=SIZE) as pilot:
+        await compared(app, pilot)
+        await press(pilot, key)
+        assert words in app.said[-1].message

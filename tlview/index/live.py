@@ -116,12 +116,13 @@ class LiveEvent:
 
     @property
     def message(self) -> str:
-        """`[0/1] recompiled + graph break: 0/0: n == 2` (the first reason, else the function)."""
+        """`[0/1] 0/0: n == 2`: the first reason, else the function (what happened is the title,
+        said before it: not said again)."""
         compile_ = self.node.compile  # (the head of the compile the event is of: never None)
         recompile = compile_.verdict.recompile if compile_ is not None else None
         detail = (recompile.evidence.summary if RECOMPILED in self.what and recompile is not None
                   and recompile.logged else self.node.function() or "")
-        return f"[{self.node.id}] {self.title}: {detail}"
+        return f"[{self.node.id}] {detail}"
 
 
 _NEWS = ((Kind.FAILURE, FAILED), (Kind.RECOMPILE, RECOMPILED), (Kind.GRAPH_BREAK, GRAPH_BREAK))

@@ -160,10 +160,24 @@ def missing_sources_line(missing: list[dict]) -> str | None:
     if not missing:
         return None
     paths = [m["path"] for m in missing]
-    folder = paths[0].rsplit("/", 1)[0] if "/" in paths[0] else paths[0]
     more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
     return (f"source lines: {visible(paths[0])}{more} not read here ({missing[0]['why']}); "
-            f"--source-root {visible(folder)}=WHERE_IT_IS_HERE reads them from a copy")
+            f"--source-root {visible(_folder(paths[0]))}=WHERE_IT_IS_HERE reads them from a copy")
+
+
+def missing_sources_notice(missing: list[dict]) -> str | None:
+    """The explorer's one-line notice of `missing_sources_line` (its title says "source"): the flag
+    first and whole, then the file by its name, to fit a footer of 80 columns."""
+    if not missing:
+        return None
+    paths = [m["path"] for m in missing]
+    more = f" and {len(paths) - 1} more" if len(paths) > 1 else ""
+    name = paths[0].rsplit("/", 1)[-1]
+    return f"--source-root {visible(_folder(paths[0]))}=DIR reads {visible(name)}{more} ({missing[0]['why']})"
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else path
 
 
 def source_block(source: dict, indent: str = "    ") -> Text:

@@ -16,6 +16,7 @@ from textual.widgets import Static, Tree
 from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import ComparedProblem, Comparison, compare
+from tlview.domain.verdict import Kind
 from tlview.index import gc_pauses
 from tlview.index.index import Index
 from tlview.index.indexing import open_index
@@ -33,7 +34,16 @@ from tlview.ui.pane import Selection
 from tlview.ui.search import SearchBar
 from tlview.ui.tree_note import TreeNote
 from tlview.views.filters import Filter, missing_rank
-from tlview.views.tree import JUMPS, TreeModel
+from tlview.views.tree import TreeModel
+
+# The kinds each jump stops at: the explorer's (views.tree.JUMPS), of one problem, not a compile.
+JUMP_KINDS = {"break": (Kind.GRAPH_BREAK,), "recompile": (Kind.RECOMPILE,),
+              "error": (Kind.FAILURE, Kind.FRAME_SKIPPED)}
+
+NOT_HERE = {
+    "follow": "f follows a live run: here both runs are read once",
+    "ranks": "[ ] step one run's ranks: here, / rank:N keeps one rank of both",
+}
 
 
 class CompareApp(LogsApp):
@@ -161,13 +171,19 @@ class CompareApp(LogsApp):
         self.flt = flt
         self._start_compare()
 
+    def action_not_here(self, what: str) -> None:
+        """f, [ and ]: keys of one run, said why they do nothing here."""
+        self.notify(NOT_HERE[what], timeout=4, markup=False)
+
     def action_jump(self, kind: str, step: int) -> None:
-        """b/r/x: the next occurrence whose compile has a graph break, recompile or error (the
-        model's verdict: JUMPS), as in the explorer: it stops once at the last before wrapping."""
-        predicate = JUMPS[kind]
-        stops = [leaf for leaf in self.tree.leaves()
-                 if isinstance(leaf.data, Seen) and (found := self._entries.get(leaf.data.occurrence.node))
-                 and predicate(found[1])]
+        """b/r/x: the next occurrence that is a graph break, recompile or error (its own kind, not
+        its compile's: a compile that broke and recompiled is one stop of each), as in the
+        explorer: it stops once at the last before wrapping. It says which of its run's problems
+        of that kind it is: the head's count (what the totals count: `counted_as`)."""
+        words = {k.word for k in JUMP_KINDS[kind]}
+        seen_at = {leaf: leaf.data for leaf in self.tree.leaves()
+                   if isinstance(leaf.data, Seen) and leaf.data.occurrence.counted_as in words}
+        stops = list(seen_at)
         name = NAMES[kind]
         if not stops:
             self.notify(f"no {name}s in these problems", timeout=2)
@@ -189,7 +205,10 @@ class CompareApp(LogsApp):
         self._stopped_at_end = None
         self.tree.select(target)
         self.screen.set_focus(self.tree)
-        seen = target.data
-        assert isinstance(seen, Seen)  # (stops are occurrences)
-        self.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {seen.run} "
+        seen = seen_at[target]
+        counted = seen.occurrence.counted_as
+        alike = [leaf for leaf, other in seen_at.items()
+                 if other.run == seen.run and other.occurrence.counted_as == counted]
+        noun = next(k.noun for k in Kind if k.word == counted)
+        self.notify(f"{noun} {alike.index(target) + 1} of {len(alike)}: {seen.run} "
                     f"[{seen.occurrence.compile_id}]", timeout=1.5, markup=False)

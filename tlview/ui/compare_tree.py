@@ -112,8 +112,9 @@ class CompareTree(KeyedTree):
 
 def problem_label(problem: ComparedProblem, room: int) -> Text:
     """`2 → 0  graph break print_or_logging in step at compare.py:15`: how many times before and
-    after first; within `room` columns, `2 → 0  graph break in step` (the rest is above the panes),
-    and narrower still, that cut with an ellipsis (the tree cut it with none)."""
+    after first; within `room` columns, `2 → 0  graph break [0/0] in step` (the rest is above the
+    panes): the first compile id it was seen at tells apart rows of one kind and function. What
+    still does not fit ends in an ellipsis."""
     label = Text(f"{len(problem.before)} → {len(problem.after)}  ")
     label.append(problem.noun, style="bold")
     wide = label.copy()
@@ -121,7 +122,8 @@ def problem_label(problem: ComparedProblem, room: int) -> Text:
                 f"{visible_name(short_path(problem.location))}")
     if wide.cell_len <= room:
         return wide
-    label.append(f" in {visible_name(problem.function)}")
+    first = (problem.before or problem.after)[0]  # the first row under it
+    label.append(f" [{first.compile_id}] in {visible_name(problem.function)}")
     if label.cell_len > room > 0:
         label.truncate(room, overflow="ellipsis")
     return label

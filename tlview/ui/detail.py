@@ -10,7 +10,7 @@ from textual.widget import AwaitMount, Widget
 from textual.widgets import TabbedContent, TabPane, Tabs
 from textual.widgets._tabs import Underline  # (Tabs exports no name for its underline)
 
-from tlview.report.rich_text import missing_sources_line
+from tlview.report.rich_text import missing_sources_notice
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, warm_up
 from tlview.ui.tabs import TABS
@@ -196,7 +196,7 @@ class DetailPane(Vertical):
     def _tell_missing_source(self) -> None:
         """Once: the user's files whose lines a pane wanted are not here, and the flag for it."""
         sources = self.selection.sources
-        if not self._told_missing_source and sources is not None and (said := missing_sources_line(
+        if not self._told_missing_source and sources is not None and (said := missing_sources_notice(
                 [{"path": p, "why": w} for p, w in sources.missing.items()])):
             self._told_missing_source = True
             self.app.notify(said, title="source", timeout=8, markup=False)

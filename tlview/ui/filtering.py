@@ -55,6 +55,12 @@ class FilterKeys:
         self.app.query_one(TreeNote).update(Text(message.reason, style="yellow"))
 
     def clear(self) -> None:
+        """Esc: in a pane, back to the tree (a search there ended first); in the tree or the
+        filter bar, the filter cleared."""
+        tree = self.app.query_one("#tree")
+        if not self.bar.display and self.app.focused is not None and self.app.focused is not tree:
+            self.app.screen.set_focus(tree)
+            return
         if not self.current().active and not self.bar.display:
             return
         self.bar.close()

@@ -25,7 +25,9 @@ def sections(table: list[tuple[str, str, str]]) -> list[tuple[str, list[tuple[st
 def legend() -> Text:
     symbols = "  ".join(f"{s.label} ({s.meaning})" for s in Status)
     return Text(f"Status symbols: {symbols}.\n"
-                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.",
+                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.\n"
+                "Mouse: a click selects a row, a tab or a pane; the wheel scrolls; a drag selects "
+                "text (Ctrl+C copies it while selected).",
                 style="dim")
 
 
@@ -67,8 +69,15 @@ class HelpScreen(ModalScreen[None]):
             body.add_row(self._section_table(self.rows[:split]), self._section_table(self.rows[split:]))
         else:
             body = self._section_table(self.rows)
-        with VerticalScroll(classes="-two-columns" if two_columns else ""):
+        with VerticalScroll(classes="-two-columns" if two_columns else "") as view:
+            view.border_subtitle = "j/k space g/G scroll · Esc closes"
             yield Static(Group(body, Text(""), legend()))
+
+    def action_scroll(self, how: str) -> None:
+        """j/k, space, g/G: the help read as a pane (at 80x24 it is three screens long)."""
+        view = self.query_one(VerticalScroll)
+        {"down": view.scroll_down, "up": view.scroll_up, "page_down": view.scroll_page_down,
+         "page_up": view.scroll_page_up, "home": view.scroll_home, "end": view.scroll_end}[how](animate=False)
 
     async def action_dismiss(self, result: None = None) -> None:
         self.dismiss(result)

@@ -22,9 +22,8 @@ def key(keys: str, action: str, description: str, section: str, tooltip: str, id
 BINDINGS: list[BindingType] = [
     key("q", "quit", "Quit", "App", "quit", "quit"),
     # Textual 8 binds Ctrl+C to copy, then to a "press q to quit" note: a viewer quits on it (text
-    # selected with the mouse is still copied: the screen's binding comes first). No tooltip: the
-    # help teaches `q`.
-    key("ctrl+c", "quit", "Quit", "App", "", "quit-ctrl-c", key_display="Ctrl+C", show=False),
+    # selected with the mouse is still copied: the screen's binding comes first).
+    key("ctrl+c", "quit", "Quit", "App", "quit", "quit-ctrl-c", key_display="Ctrl+C", show=False),
     # The terminal sends Ctrl+Z as a key while the app runs (raw mode): suspend as a shell job
     # would (driver.py gives the terminal back; `fg` redraws). No tooltip: everyone knows it.
     key("ctrl+z", "suspend_process", "Suspend", "App", "", "suspend", key_display="Ctrl+Z", show=False),
@@ -33,7 +32,8 @@ BINDINGS: list[BindingType] = [
     key("slash", "filter", "Filter", "Filter", "filter: recompiles, graph_breaks, guards, dynamic, "
         "perf_hints, output_code, errors, rank:N, or text (also searched in payloads)", "filter",
         key_display="/"),
-    key("escape", "clear_filter", "Clear filter", "Filter", "clear the filter", "clear-filter", show=False),
+    key("escape", "clear_filter", "Clear filter", "Filter", "in a pane: back to the tree; in the tree: "
+        "clear the filter", "clear-filter", show=False),
     *[key(k, f"jump('{kind}', {step})", f"{kind.capitalize()}" if step > 0 else f"Prev {kind}", "Jumps",
           f"next / previous {what}", f"{'next' if step > 0 else 'prev'}-{kind}", show=step > 0)
       for kind, keys, what in (("break", "bB", "graph break"), ("recompile", "rR", "recompile"),
@@ -128,6 +128,12 @@ RENDERED_VIEW_BINDINGS: list[BindingType] = [
         "else the first on screen): the Run pane's stack trie", "view-open", show=False),
 ]
 
+# The Recompiles pane's list of reasons (an OptionList: Enter selects).
+RECOMPILE_LIST_BINDINGS: list[BindingType] = [
+    key("enter", "select", "Open", "Reading", "on a recompile reason (4 Recompiles): go to the compile "
+        "whose guard failed", "recompile-open", show=False),
+]
+
 # ---- the compare view (CompareApp, CompareTree) -----------------------------------------------
 
 # The explorer's, but those of one run (follow it live, cycle its ranks; a `rank:N` filter still
@@ -137,6 +143,13 @@ COMPARE_BINDINGS: list[BindingType] = [
         "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
         key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
     for b in BINDINGS if not isinstance(b, Binding) or b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+# The explorer's keys of one run say why they do nothing here (a key that did nothing, silently,
+# read as a bug); no tooltip: not in the help.
+COMPARE_BINDINGS += [
+    key("f", "not_here('follow')", "Follow", "App", "", "compare-no-follow", show=False),
+    key("left_square_bracket,right_square_bracket", "not_here('ranks')", "Ranks", "App", "",
+        "compare-no-ranks", show=False),
+]
 
 # The compare view's tree: Enter on a problem or a compile id goes into the pane.
 COMPARE_TREE_BINDINGS: list[BindingType] = [
@@ -145,7 +158,16 @@ COMPARE_TREE_BINDINGS: list[BindingType] = [
 
 # ---- the help screen (`?`) ---------------------------------------------------------------------
 
-HELP_SCREEN_BINDINGS: list[BindingType] = [Binding("escape,q,question_mark", "dismiss", "Close")]
+HELP_SCREEN_BINDINGS: list[BindingType] = [
+    Binding("escape,q,question_mark", "dismiss", "Close"),
+    # read as a pane is: it is longer than a small terminal
+    Binding("j,down", "scroll('down')", "Down", show=False),
+    Binding("k,up", "scroll('up')", "Up", show=False),
+    Binding("space,pagedown", "scroll('page_down')", "Page down", show=False),
+    Binding("pageup", "scroll('page_up')", "Page up", show=False),
+    Binding("g,home", "scroll('home')", "Top", show=False),
+    Binding("G,end", "scroll('end')", "Bottom", show=False),
+]
 
 KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
              "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
@@ -181,9 +203,11 @@ def help_table(bindings: list[BindingType]) -> list[tuple[str, str, str]]:
 def key_table() -> list[tuple[str, str, str]]:
     """Every key of the explorer, as its help screen shows them: (section, key as shown, what it
     does). The app's, its tree's, then the payload views' (the panes drawn as one text read alike)."""
-    return help_table([*BINDINGS, *TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS])
+    return help_table([*BINDINGS, *TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS, *RENDERED_VIEW_BINDINGS,
+                       *RECOMPILE_LIST_BINDINGS])
 
 
 def compare_key_table() -> list[tuple[str, str, str]]:
     """The compare view's, as `key_table`."""
-    return help_table([*COMPARE_BINDINGS, *COMPARE_TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS])
+    return help_table([*COMPARE_BINDINGS, *COMPARE_TREE_BINDINGS, *PAYLOAD_VIEW_BINDINGS,
+                       *RENDERED_VIEW_BINDINGS, *RECOMPILE_LIST_BINDINGS])

@@ -25,6 +25,7 @@ from tlview.ui.key_hints import FooterVoice, Said
 from tlview.ui.no_color import readable_no_color
 from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.pane_reading import PaneReading
+from tlview.ui.saved_theme import save_theme, saved_theme
 from tlview.ui.search import SearchAsked, SearchBar
 from tlview.ui.theme_colours import ReadableDim, terminal_theme
 from tlview.views.filters import Filter
@@ -44,6 +45,10 @@ class LogsApp(App[int]):
         self.pane_keys = PaneKeys(self, key_table)
         self.payload_actions = PayloadActions(self)
         self.pane_reading = PaneReading(self)  # `m` and `o`
+        # the theme chosen at an earlier start (saved_theme.py), when this Textual still has it
+        self._theme_kept = saved_theme()
+        if self._theme_kept in self.available_themes:
+            self.theme = self._theme_kept
         readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self._filters.insert(0, ReadableDim(lambda: self.ansi_theme))  # dim text that reads
         self.watch_theme()
@@ -99,6 +104,18 @@ class LogsApp(App[int]):
 
     def action_toggle_maximize(self) -> None:
         self.pane_reading.toggle_maximize()
+
+    # ---- the theme, kept for the next start (saved_theme.py) -------------------------------------
+
+    _theme_kept: str | None = None
+
+    def watch_theme(self, theme: str) -> None:
+        if theme == self._theme_kept:
+            return
+        self._theme_kept = theme
+        if (why := save_theme(theme)) is not None:
+            self.notify(f"the theme is not kept for the next start: {why}", title="theme",
+                        severity="warning", timeout=8, markup=False)
 
     # ---- what the app says (key_hints.FooterVoice) ------------------------------------------------
 

@@ -13,9 +13,17 @@ from textual.widgets.option_list import Option
 from tlview.domain.compile_node import CompileNode
 from tlview.report.rich_text import source_block
 from tlview.textsafe import visible
+from tlview.ui.keys import RECOMPILE_LIST_BINDINGS
 from tlview.ui.messages import JumpToCompile
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.text_size import SteadyOptionList
+
+
+class RecompileList(SteadyOptionList):
+    """The reasons (Enter: to the compile whose guard failed); focused by Tab only when it has
+    some (an empty list took a Tab and showed nothing focused)."""
+
+    BINDINGS = RECOMPILE_LIST_BINDINGS
 
 
 class RecompilesPane(Vertical, Pane):
@@ -30,7 +38,7 @@ class RecompilesPane(Vertical, Pane):
 
     def compose(self):
         yield Static(id="recompile-head")
-        yield SteadyOptionList(id="recompile-list")
+        yield RecompileList(id="recompile-list")
 
     def show(self, selection: Selection) -> None:
         head = self.query_one("#recompile-head", Static)
@@ -79,6 +87,7 @@ class RecompilesPane(Vertical, Pane):
             head.update(Text(f"[{node.id}] did not recompile and no later compile replaced it.",
                              style="dim"))
         options.add_options(rows)
+        options.can_focus = bool(rows)
 
     @on(OptionList.OptionSelected, "#recompile-list")
     def _jump(self, event: OptionList.OptionSelected) -> None:
