@@ -51,18 +51,23 @@ class LogsApp(App[int]):
             self.theme = self._theme_kept
         readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self._filters.insert(0, ReadableDim(lambda: self.ansi_theme))  # dim text that reads
-        self.watch_theme()
+        self._use_theme_colours()
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer
             # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
             self.animation_level = "none"
 
-    def watch_theme(self) -> None:
+    def watch_theme(self, theme: str) -> None:
+        """A theme chosen: its colours, and kept for the next start."""
+        self._use_theme_colours()
+        self._keep_theme(theme)
+
+    def _use_theme_colours(self) -> None:
         """The ANSI colours of tlview's styles from the theme's variables (theme_colours.py);
         Textual draws the screen again with them."""
-        theme = self.current_theme
-        colours = terminal_theme(theme)
-        if theme.dark:
+        current = self.current_theme
+        colours = terminal_theme(current)
+        if current.dark:
             self.ansi_theme_dark = colours
         else:
             self.ansi_theme_light = colours
@@ -109,7 +114,7 @@ class LogsApp(App[int]):
 
     _theme_kept: str | None = None
 
-    def watch_theme(self, theme: str) -> None:
+    def _keep_theme(self, theme: str) -> None:
         if theme == self._theme_kept:
             return
         self._theme_kept = theme
