@@ -4,8 +4,10 @@ a rank switch and a rebuilt tree; on real runs."""
 from __future__ import annotations
 
 from conftest import CORPUS, GENERATED, SIZE, press, ready, until
+from test_ui_compare import AFTER, BEFORE, compared
 
 from tlview.ui.app import TlviewApp
+from tlview.ui.compare_app import CompareApp
 from tlview.views.bookmarks import MARK
 
 
@@ -119,3 +121,14 @@ async def test_bookmarks_survive_a_rank_switch():
         await go_to(app, pilot, "0/0", rank=3)
         await press(pilot, "apostrophe")
         assert (app.tree.entry.rank, app.tree.entry.node.id) == (3, "1/0")
+
+
+async def test_the_compare_view_says_bookmarks_and_the_time_jump_are_the_explorers():
+    app = CompareApp(BEFORE, AFTER)
+    async with app.run_test(size=SIZE) as pilot:
+        await compared(app, pilot)
+        said = said_by(app)
+        here = app.tree.cursor_node
+        await press(pilot, "M", "apostrophe", "quotation_mark", "t")
+        assert app.tree.cursor_node is here and len(app.screen_stack) == 1
+        assert [s.split(":")[-1].strip() for s in said] == ["not in the compare view"] * 4
