@@ -1,14 +1,15 @@
 """Probe: random keys at a person's pace, in tmux, until tlview ends (a crash) or the keys run out.
 
-    python bench/random_keys.py [--keys 500] [--seeds 1,2,3] [--size 80x24] PATH-OR-ARGS...
+    python bench/random_keys.py [--keys 500] [--seeds 1,2,3] [--size 80x24] [PATH-OR-ARGS...]
 
 Not a timing: each run prints `alive`, `quit` (the palette's Quit, exit 0), or `ENDED` with the
 exit code, the last keys and the screen (the traceback, with TLVIEW_DEBUG=1). The arguments
-after the options are tlview's (`--compare A B`, `--follow DIR`, a path). Movement, digits,
-b/r/x, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, and now and then a filter typed after `/`, 0-80 ms
-apart. It found three ways tlview ended in stop 41: a pane
-shown before it was mounted, the compare view's Run pane with nothing selected, Ctrl+P's page keys
-while its list was replaced (each now a test).
+after the options are tlview's (`--compare A B`, `--follow DIR`, a path); with none, each seed
+drives the explorer and the compare view of the corpus's runs (DEFAULT_RUNS). Movement, digits,
+b/r/x, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, bookmarks (M ' "), the jump to a time (`t`, then
+h/l, `+`, `%`, Enter or Esc), and now and then a filter typed after `/`, 0-80 ms apart. It found
+three ways tlview ended in stop 41: a pane shown before it was mounted, the compare view's Run
+pane with nothing selected, Ctrl+P's page keys while its list was replaced (each now a test).
 """
 
 from __future__ import annotations
@@ -25,10 +26,13 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tmux import Tmux
 
-KEYS = [*"jkgGbrxmoy123456789nN?fFJK[] ", "Enter", "Escape", "Tab", "BTab", "Up", "Down",
+KEYS = [*"jkgGbrxmoy123456789nN?fFJK[] ", *"M'\"thl+%:", "Enter", "Escape", "Tab", "BTab", "Up", "Down",
         "PageDown", "PageUp", "Home", "End", "Left", "Right", "C-p"]
 WORDS = ["recompiles", "graph_breaks", "rank:1", "buf0", "x", "errors", "zzzz"]
 ROOT = Path(__file__).resolve().parent.parent
+CORPUS = ROOT / "fixtures" / "corpus"
+DEFAULT_RUNS = [[str(CORPUS / "recompiles" / "trace")],
+                ["--compare", str(CORPUS / "recompiles" / "trace"), str(CORPUS / "graph_breaks" / "trace")]]
 
 
 def run(args: list[str], size: str, seed: int, keys: int) -> bool:
@@ -68,7 +72,11 @@ def main() -> None:
     parser.add_argument("--seeds", default="1,2,3")
     parser.add_argument("--size", default="80x24")
     args, tlview_args = parser.parse_known_args()  # (the rest are tlview's: `--compare A B` too)
-    results = [run(tlview_args, args.size, int(seed), args.keys) for seed in args.seeds.split(",")]
+    runs = [tlview_args] if tlview_args else DEFAULT_RUNS
+    results = []
+    for run_args in runs:
+        print("tlview", shlex.join(a.replace(str(ROOT) + "/", "") for a in run_args))
+        results += [run(run_args, args.size, int(seed), args.keys) for seed in args.seeds.split(",")]
     raise SystemExit(0 if all(results) else 1)
 
 

@@ -20,6 +20,7 @@ from textual.reactive import reactive
 from textual.widgets import Tree
 from textual.worker import Worker, WorkerState
 
+from tlview.diagnose.compile_times import run_times
 from tlview.diagnose.hang import JobVerdict
 from tlview.domain.compile_node import Compile
 from tlview.domain.rank_history import RankGroups
@@ -57,7 +58,9 @@ from tlview.ui.messages import (
 from tlview.ui.pane import Selection
 from tlview.ui.search import SearchBar
 from tlview.ui.status_line import StatusFacts, StatusLine
+from tlview.ui.time_jump_screen import TimeJumpScreen
 from tlview.ui.tree_note import TreeNote
+from tlview.views.bookmarks import Bookmarks
 from tlview.views.filters import Filter, missing_rank
 from tlview.views.tree import TreeEntry, TreeModel
 
@@ -95,6 +98,7 @@ class TlviewApp(LogsApp):
         self.tree_filter = ExplorerFilter(self)
         self.following = Following(self)
         self.jumps = Jumps(self)
+        self.bookmarks = Bookmarks()  # this session's (M): the tree marks them, ' and " go to them
         self.sources = SourceFiles(list(source_roots))  # the user's files, for their lines at each problem
         # a pipe: true once it closed with no log line in it; the app then ends (nothing to explore)
         self.nothing_came = nothing_came
@@ -135,7 +139,7 @@ class TlviewApp(LogsApp):
     def compose(self) -> ComposeResult:
         with Horizontal(id="main"):
             with Vertical(id="left"):
-                yield FrameTree(id="tree")
+                yield FrameTree(self.bookmarks, id="tree")
                 yield TreeNote(id="tree-note")
             yield DetailPane(self._selection(None), mount_later=self.filling, id="detail")
         yield FilterBar(self.flt, id="filter-input")
@@ -404,6 +408,30 @@ class TlviewApp(LogsApp):
 
     def action_jump(self, kind: str, step: int) -> None:
         self.jumps.jump(kind, step)
+
+    def action_toggle_bookmark(self) -> None:
+        entry = self.tree.entry
+        if entry is None or entry.node is None:
+            self.notify("M bookmarks a compile id: move to one first", timeout=2)
+            return
+        marked = self.bookmarks.toggle(entry.key)
+        self.tree.relabel(entry.key)
+        if marked:
+            shown = self.bookmarks.shown(self.model)
+            self.notify(f"bookmarked {entry.title}: bookmark {shown.index(entry) + 1} of {len(shown)} "
+                        "(' and \" go to them)", timeout=2, markup=False)
+        else:
+            self.notify(f"bookmark of {entry.title} removed", timeout=2, markup=False)
+
+    def action_jump_to_time(self) -> None:
+        """`t`: the run's compile ids over time; the cursor goes to the first begun at the time chosen."""
+        times = run_times(self.index)
+
+        def chosen(offset_s: float | None) -> None:
+            if offset_s is not None:
+                self.jumps.to_time(times, offset_s)
+
+        self.push_screen(TimeJumpScreen(times), chosen)
 
     def open_entry(self, entry: TreeEntry) -> None:
         """Enter in the tree (FrameTree.open_node)."""

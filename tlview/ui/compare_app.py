@@ -43,6 +43,8 @@ JUMP_KINDS = {"break": (Kind.GRAPH_BREAK,), "recompile": (Kind.RECOMPILE,),
 NOT_HERE = {
     "follow": "f follows a live run: here both runs are read once",
     "ranks": "[ ] step one run's ranks: here, / rank:N keeps one rank of both",
+    "bookmarks": "M ' \" bookmark the explorer's compile ids: not in the compare view",
+    "time": "t jumps to a time of one run: not in the compare view",
 }
 
 
@@ -199,7 +201,7 @@ class CompareApp(LogsApp):
         else:
             self._stopped_at_end = (kind, step, here)
             edge, again = ("last", "first") if step > 0 else ("first", "last")
-            key = KEYS[kind] if step > 0 else KEYS[kind].upper()
+            key = KEYS[kind][0 if step > 0 else 1]
             self.notify(f"that was the {edge} {name}: {key} again goes to the {again}", timeout=3)
             return
         self._stopped_at_end = None

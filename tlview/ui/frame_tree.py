@@ -27,6 +27,7 @@ from tlview.report.rich_text import elided, entry_text
 from tlview.ui.keys import TREE_BINDINGS
 from tlview.ui.text_size import SizesSeen
 from tlview.ui.tree_keys import KeyedTree
+from tlview.views.bookmarks import MARK, Bookmarks
 from tlview.views.tree import TreeDelta, TreeEntry, TreeModel
 
 EXPAND_ENTRIES = 1500  # entries shown expanded; past this, frames start collapsed
@@ -60,7 +61,7 @@ class FrameTree(KeyedTree[TreeEntry]):
     _previous_lines = None  # the lines of the last layout, while the next one is due
     _layout_due = False  # a layout is asked for (_lay_out_between_keys)
 
-    def __init__(self, *, id: str | None = None) -> None:
+    def __init__(self, bookmarks: Bookmarks | None = None, *, id: str | None = None) -> None:
         # Each top-level node's lines as last laid out: [lines, widest, first line], kept until
         # _add changes below it. 20,000 ranks are 60,000 lines: laying all out took 100-260 ms,
         # and a key pressed then waited for it.
@@ -70,6 +71,7 @@ class FrameTree(KeyedTree[TreeEntry]):
         self.guide_depth = 3
         self.auto_expand = False
         self.model: TreeModel | None = None
+        self.bookmarks = bookmarks if bookmarks is not None else Bookmarks()  # the app's: their rows are marked
         self._by_key: dict[tuple, TreeNode[TreeEntry]] = {}
         self._pending: set[int] = set()  # ids of nodes whose children are not added yet
         self._collapsed_big = False  # past EXPAND_ENTRIES: frames were collapsed
@@ -333,7 +335,7 @@ class FrameTree(KeyedTree[TreeEntry]):
         for entry in delta.changed:
             node = self._by_key.get(entry.key)
             if node is not None:
-                node.set_label(entry_text(entry))
+                node.set_label(self.label_of(entry))
                 self._changed_below(node)  # its width
                 if entry.children and not node.allow_expand:
                     node.allow_expand = True
@@ -387,7 +389,7 @@ class FrameTree(KeyedTree[TreeEntry]):
 
     def _add(self, parent: TreeNode, entry: TreeEntry, expand: bool, before: TreeNode | None = None) -> TreeNode:
         has_children = bool(entry.children) or entry.kind in ("frame", "group")
-        node = parent.add(entry_text(entry), data=entry, before=before, allow_expand=has_children,
+        node = parent.add(self.label_of(entry), data=entry, before=before, allow_expand=has_children,
                           expand=has_children and (expand or entry.kind == "group"))
         self._by_key[entry.key] = node
         self._changed_below(parent)
@@ -398,6 +400,18 @@ class FrameTree(KeyedTree[TreeEntry]):
         elif has_children:
             self._pending.add(node.id)
         return node
+
+    def label_of(self, entry: TreeEntry) -> Text:
+        """The entry's label, after the bookmark's mark where it is bookmarked."""
+        label = entry_text(entry)
+        return Text.assemble((f"{MARK} ", "bold"), label) if entry.key in self.bookmarks else label
+
+    def relabel(self, key: tuple) -> None:
+        """Draw the entry with `key` again (its bookmark came or went)."""
+        node = self._by_key.get(key)
+        if node is not None and node.data is not None:
+            node.set_label(self.label_of(node.data))
+            self._changed_below(node)  # its width
 
     def _changed_below(self, node: TreeNode) -> None:
         """Lay out the top-level subtree of `node` again at the next layout."""

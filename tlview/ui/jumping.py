@@ -1,11 +1,13 @@
-"""Moving in the tree by meaning: b/r/x to the next graph break, recompile or error (each says
-where it landed, and stops once at the last before wrapping), Enter on a recompile to the compile
-whose guard failed, and the panes' own jumps. The explorer owns one."""
+"""Moving in the tree by meaning: b/r/x to the next graph break, recompile or error, `'`/`"` to
+the next bookmark (each says where it landed, and stops once at the last before wrapping), `t` to
+the first compile id begun at a time, Enter on a recompile to the compile whose guard failed, and
+the panes' own jumps. The explorer owns one."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from tlview.diagnose.compile_times import RunTimes
 from tlview.domain.compile_node import CompileNode
 from tlview.textsafe import one_line
 from tlview.views.tree import JUMPS, TreeEntry
@@ -13,8 +15,8 @@ from tlview.views.tree import JUMPS, TreeEntry
 if TYPE_CHECKING:
     from tlview.ui.app import TlviewApp
 
-NAMES = {"break": "graph break", "recompile": "recompile", "error": "error"}
-KEYS = {"break": "b", "recompile": "r", "error": "x"}
+NAMES = {"break": "graph break", "recompile": "recompile", "error": "error", "bookmark": "bookmark"}
+KEYS = {"break": ("b", "B"), "recompile": ("r", "R"), "error": ("x", "X"), "bookmark": ("'", '"')}  # next, previous
 
 
 class Jumps:
@@ -25,7 +27,7 @@ class Jumps:
     def jump(self, kind: str, step: int) -> None:
         app = self.app
         here = app.tree.entry
-        is_stop = JUMPS[kind]
+        is_stop = app.bookmarks.marks if kind == "bookmark" else JUMPS[kind]
         job = self.job_entry() if kind == "error" else None
 
         def predicate(entry: TreeEntry) -> bool:
@@ -33,6 +35,10 @@ class Jumps:
 
         stops = app.model.matching(predicate)
         name = NAMES[kind]
+        if not stops and kind == "bookmark":
+            app.notify("no bookmarks" + (" shown under this filter" if app.bookmarks else
+                                         ": M bookmarks the selected compile id"), timeout=2)
+            return
         if not stops:
             app.notify(f"no {name}s" + (" under this filter" if app.flt.active else ""), timeout=2)
             return
@@ -44,7 +50,7 @@ class Jumps:
         if target is None:  # past the last one: say so once, wrap on the next press
             self._stopped_at_end = (kind, step, here.key if here else None)
             edge, again = ("last", "first") if step > 0 else ("first", "last")
-            key = KEYS[kind] if step > 0 else KEYS[kind].upper()
+            key = KEYS[kind][0 if step > 0 else 1]
             app.notify(f"that was the {edge} {name}: {key} again goes to the {again}", timeout=3)
             return
         self._stopped_at_end = None
@@ -55,6 +61,20 @@ class Jumps:
                        markup=False)
             return
         app.notify(f"{name} {stops.index(target) + 1} of {len(stops)}: {target.title}", timeout=1.5)
+
+    def to_time(self, times: RunTimes, offset_s: float) -> None:
+        """`t`: to the first compile id the tree shows that began at or after `offset_s`."""
+        app = self.app
+        shown = app.model.by_key
+        moment = times.first_at_or_after(offset_s, lambda c: ("cid", c.group, c.key) in shown)
+        at = times.clock_text(max(0.0, offset_s))
+        if moment is None:
+            app.notify(f"no compile id{' shown' if app.flt.active else ''} began at or after {at}", timeout=3)
+            return
+        entry = shown[("cid", moment.compile.group, moment.compile.key)]
+        self._go_to(entry)
+        app.notify(f"{entry.title} began at {times.clock_text(moment.start_s)} (+{moment.start_s:.1f}s)",
+                   timeout=3, markup=False)
 
     def job_entry(self) -> TreeEntry | None:
         """The tree's entry where the job parted or died: the compile id its verdict names on

@@ -39,6 +39,15 @@ BINDINGS: list[BindingType] = [
       for kind, keys, what in (("break", "bB", "graph break"), ("recompile", "rR", "recompile"),
                                ("error", "xX", "error"))
       for k, step in zip(keys, (1, -1))],
+    # `m` maximizes (as in lnav/less it would mark): the mark is Shift+M; `'` and `"` go to them
+    key("M", "toggle_bookmark", "Bookmark", "Jumps", "bookmark the selected compile id (again: remove "
+        "it); for this session only", "toggle-bookmark", show=False),
+    key("apostrophe", "jump('bookmark', 1)", "Bookmark", "Jumps", "next / previous bookmark",
+        "next-bookmark", key_display="'", show=False),
+    key("quotation_mark", "jump('bookmark', -1)", "Prev bookmark", "Jumps", "next / previous bookmark",
+        "prev-bookmark", key_display='"', show=False),
+    key("t", "jump_to_time", "Time", "Jumps", "jump to a time (HH:MM:SS, +90s, 50%): a histogram of "
+        "compile ids and problems over the run", "jump-to-time", show=False),
     key("tab", "focus_next", "Next", "App", "move the focus: tree, pane, pane's list", "focus-next",
         show=False),
     key("shift+tab", "focus_previous", "Previous", "App", "move the focus: tree, pane, pane's list",
@@ -67,7 +76,7 @@ BINDINGS: list[BindingType] = [
 
 # A user who presses these is reading: the cursor stops following the newest compile id.
 USER_MOVES = {"up", "down", "j", "k", "pageup", "pagedown", "home", "end", "g", "G", "left",
-              "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter"}
+              "right", "h", "l", "b", "B", "r", "R", "x", "X", "enter", "apostrophe", "quotation_mark"}
 
 # ---- the trees (FrameTree, CompareTree) --------------------------------------------------------
 
@@ -142,13 +151,18 @@ COMPARE_BINDINGS: list[BindingType] = [
     key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
         "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
         key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
-    for b in BINDINGS if not isinstance(b, Binding) or b.id not in ("toggle-follow", "prev-rank", "next-rank")]
+    for b in BINDINGS if not isinstance(b, Binding) or b.id not in (
+        "toggle-follow", "prev-rank", "next-rank", "toggle-bookmark", "next-bookmark", "prev-bookmark",
+        "jump-to-time")]
 # The explorer's keys of one run say why they do nothing here (a key that did nothing, silently,
 # read as a bug); no tooltip: not in the help.
 COMPARE_BINDINGS += [
     key("f", "not_here('follow')", "Follow", "App", "", "compare-no-follow", show=False),
     key("left_square_bracket,right_square_bracket", "not_here('ranks')", "Ranks", "App", "",
         "compare-no-ranks", show=False),
+    key("M,apostrophe,quotation_mark", "not_here('bookmarks')", "Bookmarks", "App", "",
+        "compare-no-bookmarks", show=False),
+    key("t", "not_here('time')", "Time", "App", "", "compare-no-time", show=False),
 ]
 
 # The compare view's tree: Enter on a problem or a compile id goes into the pane.
@@ -169,7 +183,16 @@ HELP_SCREEN_BINDINGS: list[BindingType] = [
     Binding("G,end", "scroll('end')", "Bottom", show=False),
 ]
 
-KEY_NAMES = {"question_mark": "?", "slash": "/", "escape": "Esc", "left_square_bracket": "[",
+# The jump to a time (`t`): the cursor over the histogram's buckets moves even as the input has
+# the focus (its text is short: Backspace edits it); Enter jumps (the input's submit).
+TIME_JUMP_BINDINGS: list[BindingType] = [
+    Binding("escape", "dismiss", "Close"),
+    Binding("left,h", "move_bucket(-1)", "Earlier", priority=True),
+    Binding("right,l", "move_bucket(1)", "Later", priority=True),
+]
+
+KEY_NAMES = {"question_mark": "?", "apostrophe": "'", "quotation_mark": '"',
+             "slash": "/", "escape": "Esc", "left_square_bracket": "[",
              "right_square_bracket": "]", "enter": "Enter", "left": "←", "right": "→",
              "home": "Home", "end": "End", "up": "↑", "down": "↓", "ctrl+p": "Ctrl+P", "tab": "Tab",
              "shift+tab": "Shift+Tab"}
