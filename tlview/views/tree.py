@@ -277,7 +277,10 @@ class TreeModel:
         frame = self.by_key.get(frame_key)
         if frame is None:
             parent = self._group_entry(group, delta)
-            frame = TreeEntry(frame_key, "frame", group, (compile_.head.seq,),
+            # Where the frame began, not where its first compile id shown began: a filter that
+            # hides [0/0] kept [0/1] and moved its frame after frames that began later.
+            first = compile_.frame.compiles[0] if compile_.frame is not None and compile_.frame.compiles else compile_
+            frame = TreeEntry(frame_key, "frame", group, (first.head.seq,),
                               frame_compiles=compile_.frame.compiles if compile_.frame is not None else [])
             self._insert(parent, frame, delta)
         return frame
