@@ -11,8 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from textual import on
 from textual.app import App
 from textual.color import Color
+from textual.events import Mount
 
 from tlview.diagnose.what_ran import rank_groups
 from tlview.domain.rank_history import RankGroups
@@ -61,8 +63,10 @@ class LogsApp(App[int]):
             # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
             self.animation_level = "none"
 
-    def on_mount(self) -> None:
-        # (a headless app, tests and snapshots, is known as such only once it runs)
+    @on(Mount)
+    def _sixteen_colours_at_mount(self) -> None:
+        # (a headless app, tests and snapshots, is known as such only once it runs; not on_mount:
+        # each app has its own, and Textual would run both)
         self._sixteen.enabled = draws_sixteen(self)
         if self._sixteen.enabled:
             self._use_theme_colours()

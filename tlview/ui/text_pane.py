@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.containers import Vertical
 from textual.worker import Worker, WorkerState
 
@@ -31,8 +31,9 @@ class TextPane(Vertical, Pane):
     def loading_view(self) -> PayloadView:
         return self.query_one(PayloadView)
 
-    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
-        # (Textual calls Pane's handler too: each class's own, along the bases)
+    @on(Worker.StateChanged)
+    def _show_failed_load(self, event: Worker.StateChanged) -> None:
+        # (not on_worker_state_changed: Pane's, which Textual would run as well)
         if event.state is WorkerState.ERROR and event.worker.group == "pane-load":
             error = event.worker.error
             self.query_one(PayloadView).set_text(f"could not load this pane: {type(error).__name__}: {error}", None)
