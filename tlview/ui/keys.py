@@ -103,7 +103,7 @@ SCROLL_BINDINGS: list[BindingType] = [
 
 # `/`, `n`, `N` in a view of lines, as `less` does (search.LineSearch)
 SEARCH_BINDINGS: list[BindingType] = [
-    key("slash", "search", "Search", "Reading", "search in this pane by regex (in the tree, / filters)",
+    key("slash", "search", "Search", "Reading", "search in this pane by regex (tree: / filters)",
         "view-search", key_display="/"),
     key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
     key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
