@@ -1,7 +1,7 @@
 """Every word on the explorer's screen reads: WCAG's contrast of each cell's colour on its
 background, as the terminal gets them (after Textual's filters: the theme's ANSI colours, dim,
 NO_COLOR's grays), at least 4.5:1 (3:1 bold), in Textual's dark and light themes, in truecolor,
-with 256 colours, and under NO_COLOR.
+with 256 colours, with sixteen (TERM=screen, in xterm's palette), and under NO_COLOR.
 
 `python tests/test_contrast.py` prints the figures: the least contrast per kind of text (the
 widget it is in, bold or not) per theme."""
@@ -22,6 +22,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from conftest import CORPUS, GENERATED, press, ready
 
 from tlview.ui.app import TlviewApp
+from tlview.ui.sixteen_colours import XTERM_16, number_of
 from tlview.ui.theme_colours import contrast
 
 THEMES = ("textual-dark", "textual-light")
@@ -39,6 +40,10 @@ def _rgb(color: RichColor | None, colours: str) -> Color | None:
         return None
     if colours == "256":  # what a 256-colour terminal draws: the nearest of its colours
         color = color.downgrade(ColorSystem.EIGHT_BIT)
+    if colours == "16":  # the number rich picks of sixteen, as xterm draws it
+        number = color.downgrade(ColorSystem.STANDARD).number
+        assert number is not None
+        return XTERM_16[number]
     r, g, b = color.get_truecolor()
     return Color(r, g, b)
 
@@ -86,7 +91,7 @@ def too_faint(least: dict[str, tuple[float, str]]) -> list[str]:
             if ratio < (BOLD if kind.endswith(" bold") else NORMAL) - 0.005]
 
 
-COLOURS = ("truecolor", "256", "no_color")
+COLOURS = ("truecolor", "256", "16", "no_color")
 
 
 @pytest.mark.parametrize("colours", COLOURS)
@@ -95,6 +100,8 @@ COLOURS = ("truecolor", "256", "no_color")
 def test_every_word_reads(monkeypatch, scene, theme, colours):
     if colours == "no_color":
         monkeypatch.setenv("NO_COLOR", "1")
+    if colours == "16":  # the app as under TERM=screen
+        monkeypatch.setattr("tlview.ui.logs_app.draws_sixteen", lambda app: True)
     trace, keys = SCENES[scene]
     least = asyncio.run(measure(trace, keys, theme, colours))
     assert least, "nothing measured"
@@ -123,14 +130,45 @@ def test_failures_stand_out_without_colour(monkeypatch):
     assert causes and all(kind.endswith(" bold") for kind in causes), causes
 
 
+@pytest.mark.parametrize("theme", THEMES)
+def test_in_sixteen_colours_a_failure_is_red_and_bold_and_a_break_has_its_symbol(monkeypatch, theme):
+    """TERM=screen: breaks were bright red and failures magenta (the theme's colours drawn as the
+    nearest of sixteen). A failure is red (1 or 9) and bold; a break is not red, and says it by
+    its symbols (◐ ✂) where its yellow could not read (the light theme's white)."""
+    monkeypatch.setattr("tlview.ui.logs_app.draws_sixteen", lambda app: True)
+
+    async def tree_words():
+        app = TlviewApp(str(GENERATED / "failures" / "trace"))
+        async with app.run_test(size=(120, 40)) as pilot:
+            app.theme = theme
+            await ready(app, pilot)
+            app.clear_notifications()
+            await pilot.pause()
+            cursor = app.tree.cursor_line  # (drawn in the theme's primary: its own colours)
+            return [(segment.text, segment.style) for strip in app.screen._compositor.render_strips()
+                    for segment in strip if segment.style is not None and segment.style.color is not None
+                    and ("✗" in segment.text or "◐" in segment.text) and segment.style.meta.get("line") != cursor]
+
+    words = asyncio.run(tree_words())
+    failures = [style for text, style in words if "✗" in text]
+    breaks = [(text, style) for text, style in words if "◐" in text]
+    assert failures and breaks, words
+    assert all(style.bold and number_of(style.color) in (1, 9) for style in failures), failures
+    assert all(number_of(style.color) not in (1, 9) and not style.bold for _, style in breaks), breaks
+    assert all("✂" in text for text, _ in breaks if "break" in text)
+
+
 def main() -> None:
     import os
+
+    from tlview.ui import logs_app
     for colours in COLOURS:
         for theme in THEMES:
             if colours == "no_color":
                 os.environ["NO_COLOR"] = "1"
             else:
                 os.environ.pop("NO_COLOR", None)
+            logs_app.draws_sixteen = lambda app, sixteen=(colours == "16"): sixteen  # type: ignore[assignment]
             least: dict[str, tuple[float, str]] = {}
             for trace, keys in SCENES.values():
                 for kind, (ratio, words) in asyncio.run(measure(trace, keys, theme, colours)).items():

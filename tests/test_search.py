@@ -25,7 +25,7 @@ def test_a_query_counts_every_occurrence_with_smart_case(query, flags):
     found = Matches(query, LOG)
     assert expected and found.total == len(expected)
     assert found.lines == sorted({line for line, _ in expected})
-    assert found.fold == (flags == re.IGNORECASE)  # a capital makes it case-sensitive
+    assert found.pattern.folds == (flags == re.IGNORECASE)  # a capital makes it case-sensitive
 
 
 def test_n_visits_every_match_in_order_then_wraps():
@@ -76,3 +76,37 @@ def test_a_line_is_searched_as_drawn_cut_and_tabs_expanded():
     assert Matches("needle", [long]).total == 0  # past what is drawn
     assert display_line("a\tb") == "a   b"
     assert Matches("a   b", ["a\tb"]).total == 1
+
+
+def regex_occurrences(pattern: str, flags: int = 0) -> list[tuple[int, int, int]]:
+    """(line, start, end) of every match of the regex `pattern`, by re itself."""
+    return [(number, m.start(), m.end()) for number, line in enumerate(LOG)
+            for m in re.finditer(pattern, display_line(line), flags)]
+
+
+@pytest.mark.parametrize(("query", "flags"), [(r"guard\w*", re.IGNORECASE), (r"Recompiling \w+", 0),
+                                              (r"^V\d+", 0), ("triggered by[: ]", re.IGNORECASE)])
+def test_a_query_is_a_regex_and_its_spans_are_the_regexs_matches(query, flags):
+    expected = regex_occurrences(query, flags)
+    found = Matches(query, LOG)
+    assert expected and found.total == len(expected) and found.pattern.is_regex
+    spans = [(line, start, end) for line in found.lines
+             for start, end, _current in found.spans(line, display_line(LOG[line]))]
+    assert spans == expected  # the highlights mark the regex's matches, not its text
+    found.move(1)
+    line, occurrence = found.position()
+    shown = display_line(LOG[line])
+    assert (line, found.column(shown, occurrence), found.column(shown, occurrence) +
+            found.width(shown, occurrence)) == expected[1]
+
+
+def test_a_query_that_is_not_a_regex_is_searched_as_its_text_and_says_so():
+    found = Matches("guard(", ["a guard(x) and guard(y)", "guard"])
+    assert not found.pattern.is_regex and found.total == 2 and found.lines == [0]
+    assert found.describe() == "/guard( (not a regex: searching the text): match 1 of 2"
+    assert Matches("guard", ["guard"]).describe() == "/guard: match 1 of 1"  # (a regex: nothing said)
+
+
+def test_a_regex_that_matches_no_characters_finds_nothing_to_show():
+    assert Matches("x*", ["abc", "axxb"]).total == 1  # the "xx", not an empty match at each place
+    assert Matches("^", LOG[:50]).total == 0

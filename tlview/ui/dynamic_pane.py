@@ -29,7 +29,7 @@ class DynamicPane(Tree, Pane):
         self._selection = selection
         if selection.entry is None or selection.entry.node is None:
             return
-        self.load(selection)
+        self.loading_started(self.load(selection))
 
     # a failure is shown (app._worker_changed)
     @work(thread=True, exclusive=True, group="dynamic-load", exit_on_error=False)

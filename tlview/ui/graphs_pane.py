@@ -174,13 +174,16 @@ class GraphsPane(Horizontal, Pane):
             select = self.query_one("#graph-select", Select)
             if self.has_class("-narrow") and select.value != event.option_index:
                 select.value = event.option_index
-            self.load(self._artifacts[event.option_index])
+            self.loading_started(self.load(self._artifacts[event.option_index]))
 
     @on(Select.Changed, "#graph-select")
     def _selected(self, event: Select.Changed) -> None:
         options = self.query_one("#graph-list", OptionList)
         if isinstance(event.value, int) and options.highlighted != event.value:
             options.highlighted = event.value  # which loads it
+
+    def loading_view(self) -> PayloadView:
+        return self.query_one("#graph-view", PayloadView)
 
     # a failure is shown (app._worker_changed)
     @work(thread=True, exclusive=True, group="graph-load", exit_on_error=False)

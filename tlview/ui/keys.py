@@ -30,7 +30,7 @@ BINDINGS: list[BindingType] = [
     key("question_mark", "help", "Help", "App", "this help", "help", key_display="?"),
     key("ctrl+p", "command_palette", "palette", "App", "command palette", "palette", show=False),
     key("slash", "filter", "Filter", "Filter", "filter: recompiles, graph_breaks, guards, dynamic, "
-        "perf_hints, output_code, errors, rank:N, or text (also searched in payloads)", "filter",
+        "perf_hints, output_code, errors, rank:N, or a regex (also searched in payloads)", "filter",
         key_display="/"),
     key("escape", "clear_filter", "Clear filter", "Filter", "in a pane: back to the tree; in the tree: "
         "clear the filter", "clear-filter", show=False),
@@ -112,7 +112,7 @@ SCROLL_BINDINGS: list[BindingType] = [
 
 # `/`, `n`, `N` in a view of lines, as `less` does (search.LineSearch)
 SEARCH_BINDINGS: list[BindingType] = [
-    key("slash", "search", "Search", "Reading", "search in this pane (in the tree, / filters)",
+    key("slash", "search", "Search", "Reading", "search in this pane by regex (tree: / filters)",
         "view-search", key_display="/"),
     key("n", "next_match(1)", "Next match", "Reading", "next / previous match", "view-next-match"),
     key("N", "next_match(-1)", "Prev match", "Reading", "next / previous match", "view-prev-match",
@@ -149,7 +149,7 @@ RECOMPILE_LIST_BINDINGS: list[BindingType] = [
 # keeps one rank of both runs), and its filter's words (both runs, no payloads).
 COMPARE_BINDINGS: list[BindingType] = [
     key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
-        "dynamic, perf_hints, output_code, errors, rank:N, or text (not in payloads)", "compare-filter",
+        "dynamic, perf_hints, output_code, errors, rank:N, or a regex (not in payloads)", "compare-filter",
         key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
     for b in BINDINGS if not isinstance(b, Binding) or b.id not in (
         "toggle-follow", "prev-rank", "next-rank", "toggle-bookmark", "next-bookmark", "prev-bookmark",

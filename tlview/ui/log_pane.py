@@ -55,7 +55,7 @@ def untagged_text(selection: Selection) -> str:
 
 class LogPane(TextPane):
     def show(self, selection: Selection) -> None:
-        self.load(selection)  # also for a frame or rank: the run's own lines
+        self.loading_started(self.load(selection))  # also for a frame or rank: the run's own lines
 
     def text_for(self, selection: Selection) -> str:
         return log_text(selection)

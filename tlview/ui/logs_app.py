@@ -11,7 +11,10 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
+from textual import on
 from textual.app import App
+from textual.color import Color
+from textual.events import Mount
 
 from tlview.diagnose.what_ran import rank_groups
 from tlview.domain.rank_history import RankGroups
@@ -27,6 +30,7 @@ from tlview.ui.pane_keys import PaneKeys
 from tlview.ui.pane_reading import PaneReading
 from tlview.ui.saved_theme import save_theme, saved_theme
 from tlview.ui.search import SearchAsked, SearchBar
+from tlview.ui.sixteen_colours import ReadableIn16, draws_sixteen, sixteen_theme
 from tlview.ui.theme_colours import ReadableDim, terminal_theme
 from tlview.views.filters import Filter
 
@@ -39,6 +43,7 @@ class LogsApp(App[int]):
 
     def __init__(self, flt: Filter | None, key_table: Callable[[], list[tuple[str, str, str]]]) -> None:
         super().__init__()
+        self._sixteen = ReadableIn16(enabled=False)  # on at mount, where the terminal draws sixteen colours
         self.flt = flt or Filter()  # which compile ids are shown (--rank/--filter, then `/`)
         self.voice = FooterVoice(self)
         self.filter_keys = FilterKeys(self, lambda: self.flt, self.apply_filter)
@@ -51,11 +56,20 @@ class LogsApp(App[int]):
             self.theme = self._theme_kept
         readable_no_color(self._filters)  # NO_COLOR: grays that read (Textual's turned red into 1.3:1)
         self._filters.insert(0, ReadableDim(lambda: self.ansi_theme))  # dim text that reads
+        self._filters.append(self._sixteen)
         self._use_theme_colours()
         if "TEXTUAL_ANIMATIONS" not in os.environ:
             # A tab's sliding underline holds the new pane's first paint for 300 ms: a log viewer
             # shows content at once (TEXTUAL_ANIMATIONS=full brings animations back).
             self.animation_level = "none"
+
+    @on(Mount)
+    def _sixteen_colours_at_mount(self) -> None:
+        # (a headless app, tests and snapshots, is known as such only once it runs; not on_mount:
+        # each app has its own, and Textual would run both)
+        self._sixteen.enabled = draws_sixteen(self)
+        if self._sixteen.enabled:
+            self._use_theme_colours()
 
     def watch_theme(self, theme: str) -> None:
         """A theme chosen: its colours, and kept for the next start."""
@@ -67,6 +81,8 @@ class LogsApp(App[int]):
         Textual draws the screen again with them."""
         current = self.current_theme
         colours = terminal_theme(current)
+        if self._sixteen.enabled:
+            colours = sixteen_theme(Color(*colours.background_color), Color(*colours.foreground_color))
         if current.dark:
             self.ansi_theme_dark = colours
         else:

@@ -15,6 +15,7 @@ from textual.worker import Worker
 
 from tlview.index.index import Index
 from tlview.source.user_source import Excerpt, SourceFiles
+from tlview.ui.loading_cover import LoadingCover
 from tlview.ui.messages import work_done
 from tlview.views.tree import TreeEntry
 
@@ -41,10 +42,29 @@ def plain_text(renderable, width: int = 200) -> str:
 
 
 class Pane(Widget):
+    _loading_cover: LoadingCover | None = None
+
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         """Each of the pane's thread workers, once ended, reaches the app (WorkDone)."""
         if (done := work_done(self, event)) is not None:
             self.post_message(done)
+        if self._loading_cover is not None:
+            self._loading_cover.changed(event.worker)
+
+    def loading_view(self) -> Widget:
+        """What the loading indicator covers while the pane's content is made: the pane."""
+        return self
+
+    @property
+    def loading_cover(self) -> LoadingCover:
+        """The loading indicator of the pane's loads (told by `loading_started`)."""
+        if self._loading_cover is None:
+            self._loading_cover = LoadingCover(self.loading_view())
+        return self._loading_cover
+
+    def loading_started(self, worker: Worker) -> None:
+        """A worker that makes the pane's content began: the indicator is shown until it ends."""
+        self.loading_cover.started(worker)
 
     def show(self, selection: Selection) -> None:
         raise NotImplementedError

@@ -170,7 +170,10 @@ class RunPane(Vertical, Pane):
             return
         args, self._wanted = self._wanted, None
         self._loading = True
-        self.load(*args)
+        self.loading_started(self.load(*args))
+
+    def loading_view(self) -> RenderedView:
+        return self.query_one("#run-body", RenderedView)
 
     def _width(self) -> int:
         """The view's own columns, less a scrollbar's (the pane's less 2 left one column more

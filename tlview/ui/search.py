@@ -1,6 +1,8 @@
 """Search in a view of lines, as `less` and vim do: `/` opens the search bar at the bottom (matches
 are highlighted as the query is typed, Enter keeps them, Esc ends the search), `n`/`N` move through
-them. Smart case (case-insensitive unless the query has a capital), every occurrence counted.
+them. The query is a regular expression, as in less and lnav (one that is not valid is searched as
+its text, and the border says so); smart case (case-insensitive unless the query has a capital),
+every occurrence counted.
 
 The UI's one search module: the matches of a query (`Matches`), a view's search (`LineSearch`,
 owned by each searchable view: the payload views and the rendered ones), and the bar that types
@@ -28,6 +30,7 @@ from textual.widgets import Input
 from tlview.textsafe import visible
 from tlview.ui.bar_input import BarInput
 from tlview.ui.keys import SEARCH_BAR_BINDINGS
+from tlview.views.text_query import text_query
 
 MAX_LINE = 4000  # characters shown (and searched) per line: a 10 MB single-line payload must not stall
 SEARCH_IN_THREAD = 10_000  # lines: a bigger text is searched off the UI thread
@@ -47,24 +50,23 @@ def display_line(line: str) -> str:
 
 
 class Matches:
-    """The matches of `query` in `lines` (displayed forms), and which one is current."""
+    """The matches of `query` (a regex, text_query.py) in `lines` (displayed forms), and which
+    one is current."""
 
     def __init__(self, query: str, lines: list[str]) -> None:
         self.query = query
-        self.fold = query == query.lower()  # smart case
-        needle = query.lower() if self.fold else query
-        self._needle = needle
+        self.pattern = text_query(query)
         self.lines: list[int] = []  # line numbers with a match, in order
         self.first: list[int] = []  # the match number of each such line's first match
         self.total = 0
-        if needle:
+        if query:
+            count = self.pattern.count
             for number, line in enumerate(lines):
-                shown = display_line(line)
-                count = (shown.lower() if self.fold else shown).count(needle)
-                if count:
+                found = count(display_line(line))
+                if found:
                     self.lines.append(number)
                     self.first.append(self.total)
-                    self.total += count
+                    self.total += found
         self._on_line = {line: i for i, line in enumerate(self.lines)}
         self.current = 0  # match number, 0-based
 
@@ -76,13 +78,9 @@ class Matches:
         at = self._on_line.get(line)
         if at is None:
             return []
-        haystack = shown.lower() if self.fold else shown
-        out, start, k = [], 0, 0
-        while (start := haystack.find(self._needle, start)) >= 0:
-            out.append((start, start + len(self._needle), self.first[at] + k == self.current))
-            start += max(1, len(self._needle))
-            k += 1
-        return out
+        first = self.first[at]
+        return [(start, end, first + k == self.current)
+                for k, (start, end) in enumerate(self.pattern.spans(shown))]
 
     def position(self) -> tuple[int, int]:
         """(line, occurrence within the line) of the current match."""
@@ -90,11 +88,14 @@ class Matches:
         return self.lines[at], self.current - self.first[at]
 
     def column(self, shown: str, occurrence: int) -> int:
-        haystack = shown.lower() if self.fold else shown
-        start = -1
-        for _ in range(occurrence + 1):
-            start = haystack.find(self._needle, start + 1)
-        return max(start, 0)
+        """Where match `occurrence` of line `shown` starts."""
+        spans = self.pattern.spans(shown)
+        return spans[occurrence][0] if occurrence < len(spans) else 0
+
+    def width(self, shown: str, occurrence: int) -> int:
+        """The columns match `occurrence` of line `shown` takes."""
+        spans = self.pattern.spans(shown)
+        return spans[occurrence][1] - spans[occurrence][0] if occurrence < len(spans) else 0
 
     def move(self, step: int, from_line: int | None = None) -> bool:
         """To the next (1) or previous (-1) match; from `from_line` (the view's top) on the first
@@ -110,9 +111,10 @@ class Matches:
         return 0 <= target < self.total
 
     def describe(self) -> str:
+        said = "" if self.pattern.is_regex else " (not a regex: searching the text)"
         if not self.total:
-            return f"/{self.query}: no match"
-        return f"/{self.query}: match {self.current + 1:,} of {self.total:,}"
+            return f"/{self.query}{said}: no match"
+        return f"/{self.query}{said}: match {self.current + 1:,} of {self.total:,}"
 
 
 class ShownLines(Protocol):
@@ -239,13 +241,15 @@ class LineSearch:
         if not found.total:
             return
         line, occurrence = found.position()
-        column = found.column(display_line(self.lines.search_lines()[line]), occurrence)
+        shown = display_line(self.lines.search_lines()[line])
+        column = found.column(shown, occurrence)
         row = self.lines.row_of(line, column)
         view = self.view
         x, y = view.scroll_offset
         if not y <= row < y + view.scrollable_content_region.height:
             y = max(0, row - view.size.height // 3)
-        if self.lines.scrolls_sideways() and not (x <= column < x + self.lines.search_width() - len(found.query)):
+        last = x + self.lines.search_width() - found.width(shown, occurrence)  # where the match still fits
+        if self.lines.scrolls_sideways() and not x <= column < last:
             x = max(0, column - 10)
         view.scroll_to(x, y, animate=False)
 

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from textual import work
+from textual import on, work
 from textual.containers import Vertical
+from textual.worker import Worker, WorkerState
 
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import HIGHLIGHT_BLOCK, PayloadView, first_block
@@ -25,7 +26,17 @@ class TextPane(Vertical, Pane):
         if selection.entry is None or selection.entry.node is None:
             self.query_one(PayloadView).set_text(self.empty_message, None)
             return
-        self.load(selection)
+        self.loading_started(self.load(selection))
+
+    def loading_view(self) -> PayloadView:
+        return self.query_one(PayloadView)
+
+    @on(Worker.StateChanged)
+    def _show_failed_load(self, event: Worker.StateChanged) -> None:
+        # (not on_worker_state_changed: Pane's, which Textual would run as well)
+        if event.state is WorkerState.ERROR and event.worker.group == "pane-load":
+            error = event.worker.error
+            self.query_one(PayloadView).set_text(f"could not load this pane: {type(error).__name__}: {error}", None)
 
     # a failure is shown (app._worker_changed)
     @work(thread=True, exclusive=True, group="pane-load", exit_on_error=False)

@@ -6,6 +6,7 @@ from rich.text import Text
 from textual.widgets import Static
 
 from tlview.views.filters import Filter, missing_rank
+from tlview.views.text_query import text_query
 from tlview.views.tree import TreeModel
 
 
@@ -16,6 +17,8 @@ class TreeNote(Static):
             # short: the tree is as narrow as its labels (the status line repeats the filter)
             text.append(f"filter {flt.describe()}: {model.shown} of {model.shown + model.hidden} shown"
                         f"{search_note}", style="cyan")
+            if flt.text and not text_query(flt.text).is_regex:
+                text.append(" · not a regex: searching the text", style="yellow")
             if problem := missing_rank(flt.rank, model.index.ranks()):
                 text.append(f" · {problem}", style="yellow")
         elif empty:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.role import Role
 from tlview.domain.verdict import Kind
+from tlview.views.text_query import text_query
 
 
 class FilterError(ValueError):
@@ -42,7 +43,7 @@ class Filter:
     categories: tuple[str, ...] = ()
     rank: int | None = None
     text: str = ""
-    payload_matches: frozenset = field(default_factory=frozenset)  # nodes whose payloads hold `text`
+    payload_matches: frozenset = field(default_factory=frozenset)  # nodes whose payloads match `text`
 
     @classmethod
     def parse(cls, expression: str, rank: int | None = None, strict_words: bool = True) -> Filter:
@@ -117,8 +118,9 @@ def missing_rank(rank: int | None, ranks: list) -> str | None:
 
 
 def matches_text(node: CompileNode, text: str) -> bool:
-    """Free text against what the index holds in memory: id, location, reasons (not payloads)."""
-    needle = text.lower()
+    """Free text (a regex: text_query.py) against what the index holds in memory: id, location,
+    reasons (not payloads)."""
+    query = text_query(text)
     haystack = [node.id, node.location() or "", node.function() or ""]
     haystack += [r.text for r in node.reasons]
     for gb in node.breaks:
@@ -128,4 +130,4 @@ def matches_text(node: CompileNode, text: str) -> bool:
         haystack += [failure.fail_type, failure.fail_reason]
     haystack += node.errors + node.perf_hints + [d.summary for d in node.dynamic]
     haystack += [a.name for a in node.artifacts]
-    return any(needle in h.lower() for h in haystack)
+    return any(query.found_in(h) for h in haystack)

@@ -1,4 +1,4 @@
-"""Free-text search inside payloads (graphs, code, guards), read from disk one at a time.
+"""Free-text search (a regex: text_query.py) inside payloads (graphs, code, guards), read from disk one at a time.
 
 Slow by nature on a big trace, so it is a generator a background worker drives, reporting
 progress and stopping when asked.
@@ -10,12 +10,13 @@ from collections.abc import Callable, Iterator
 
 from tlview.domain.compile_node import CompileNode
 from tlview.index.index import Index
+from tlview.views.text_query import text_query
 
 
 def search_payloads(index: Index, text: str, skip: Callable[[CompileNode], bool],
                     stop: Callable[[], bool]) -> Iterator[tuple[CompileNode | None, int, int]]:
-    """Yield (node whose payloads contain `text` or None, artifacts done, artifacts total)."""
-    needle = text.lower()
+    """Yield (node whose payloads match `text` or None, artifacts done, artifacts total)."""
+    query = text_query(text)
     nodes = [n for n in index.iter_nodes() if not skip(n)]
     total = sum(len(n.artifacts) for n in nodes)
     done = 0
@@ -27,7 +28,7 @@ def search_payloads(index: Index, text: str, skip: Callable[[CompileNode], bool]
             done += 1
             if not found:
                 try:
-                    found = needle in artifact.load().text.lower()
+                    found = query.found_in(artifact.load().text)
                 except OSError:
                     continue
         yield (node if found else None), done, total
