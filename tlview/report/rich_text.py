@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from tlview.domain.compile_node import PHASES
+from tlview.domain.places import short_path  # noqa: F401 - printed from here
 from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
 from tlview.domain.status import Status
 from tlview.domain.verdict import Kind
@@ -58,11 +59,6 @@ def totals_line(totals: dict) -> str:
 def seconds(value: float | None) -> str:
     """`1.2 s`, or `unknown` where the logs have no time (never a false zero)."""
     return "unknown" if value is None else f"{value:.1f} s"
-
-
-def short_path(location: str) -> str:
-    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
-    return location.rsplit("/", 1)[-1]
 
 
 def distinct_paths(first: str, second: str) -> tuple[str, str]:
