@@ -24,7 +24,7 @@ from tlview.index.index import Index
 from tlview.textsafe import one_line
 
 JOB = "job"  # the worst problem's `kind` when the job hung or died (else a Kind's key, or None)
-WHY_WIDTH = 100  # a problem's own words in the headline at most
+WHY_WIDTH = 200  # a problem's own words in the headline at most (a screen cuts it to its width)
 
 
 @dataclass(frozen=True)
