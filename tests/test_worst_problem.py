@@ -149,3 +149,17 @@ async def test_the_users_own_move_is_never_taken_back():
         await until(pilot, lambda: app.worst is worst, what="the diagnosis read")
         await pilot.pause()
         assert app.tree.entry is top and app.detail.active == "recompiles"  # (the pane as it was)
+
+
+async def test_following_the_headline_follows_and_the_cursor_stays_on_the_newest(tmp_path):
+    import shutil
+
+    app = TlviewApp(str(tmp_path), follow=True)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await until(pilot, lambda: app.facts.waiting or app.facts.live == "live", what="following")
+        shutil.copytree(CORPUS / "graph_breaks" / "trace", tmp_path / "trace")
+        shown = app.query_one(Headline)
+        await until(pilot, lambda: "2 graph breaks" in shown.text, timeout=60, what="the worst break, following")
+        await until(pilot, lambda: app.tree.entry is not None and app.tree.entry.node is not None
+                    and app.tree.entry.node.id == "6/1", what="the cursor on the newest compile id")
+        assert app.detail.active == "summary"  # not taken to [3/0]'s Graph breaks
