@@ -18,6 +18,7 @@ from tlview.diagnose.costs import run_summary
 from tlview.diagnose.hang import JobVerdict
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.places import short_path
+from tlview.domain.rank_runs import ref, whose
 from tlview.domain.totals import totals
 from tlview.domain.verdict import CompileProblem, Kind
 from tlview.index.index import Index
@@ -45,16 +46,17 @@ def worst_problem(index: Index, verdict: JobVerdict | None, rank=..., costs: dic
     if verdict is not None:
         return WorstProblem(JOB, verdict.said, verdict.rank, verdict.compile_id)
     firsts = _first_problems(index, rank)
+    named = _Naming(index.grouped)
     for kind in (Kind.FRAME_SKIPPED, Kind.FAILURE):
         if problem := firsts.get(kind):
-            return _said_once(kind, problem, sum(1 for p in firsts.get_all(kind)))
+            return _said_once(kind, problem, len(firsts.get_all(kind)), named)
     costs = run_summary(index, rank) if costs is None else costs
     frame = next(iter(costs["recompiling_frames"]), None)
     broke = next((b for b in costs["graph_breaks"] if b["cause"] != "by_design"), None)
     if frame is not None and (broke is None or _recompiles_cost_more(frame, broke)):
-        return _recompiles(frame, firsts.recompile_of(frame))
+        return _recompiles(frame, firsts.recompile_of(frame), named)
     if broke is not None:
-        return _graph_breaks(broke, firsts.break_of(broke))
+        return _graph_breaks(broke, firsts.break_of(broke), named)
     count = totals(index, rank).compile_ids
     return WorstProblem(None, f"no problems: {count:,} compile id{'s' if count != 1 else ''}, all ok"
                         if count else "no compile ids in these logs")
@@ -107,36 +109,53 @@ def _first_problems(index: Index, rank) -> _Firsts:
     return found
 
 
+class _Naming:
+    """Compile ids as the report names them: with their rank or process in a run of several."""
+
+    def __init__(self, grouped: bool) -> None:
+        self.grouped = grouped
+
+    def of(self, problem: CompileProblem) -> str:
+        node = problem.node
+        return ref(node.id, node.rank, node.group.pid) if self.grouped else ref(node.id)
+
+    def whose(self, found: dict) -> str:
+        """` (rank 1)` of a run_summary row whose compile id is not known, in a run of several."""
+        said = whose(found["rank"], found["process"]) if self.grouped else ""
+        return f" ({said})" if said else ""
+
+
 def _at(problem: CompileProblem) -> str:
     """` at model.py:30`, where its words do not say it already."""
     place = short_path(problem.user_location) if problem.user_location else None
     return f" at {place}" if place and place not in problem.why else ""
 
 
-def _said_once(kind: Kind, problem: CompileProblem, count: int) -> WorstProblem:
+def _said_once(kind: Kind, problem: CompileProblem, count: int, named: _Naming) -> WorstProblem:
     """`frame skipped [1/0]: ... at model.py:9`, `2 failures, first [2/0]: ... at model.py:30`."""
     what = "frame skipped" if kind is Kind.FRAME_SKIPPED else kind.noun  # (its words say it runs eagerly)
     if count > 1:
         what = f"{kind.count(count)}, first"
-    return _placed(kind, problem, f"{what} [{problem.compile_id}]: {one_line(problem.why, WHY_WIDTH)}{_at(problem)}")
+    return _placed(kind, problem, f"{what} {named.of(problem)}: {one_line(problem.why, WHY_WIDTH)}{_at(problem)}")
 
 
-def _recompiles(frame: dict, first: CompileProblem | None) -> WorstProblem:
+def _recompiles(frame: dict, first: CompileProblem | None, named: _Naming) -> WorstProblem:
     """`4 recompiles of forward at model.py:18: guard on L['x'].size()[0] changed (first [0/1])`."""
     where = f" at {short_path(frame['location'])}" if frame.get("location") else ""
     said = f"{Kind.RECOMPILE.count(frame['recompiles'])} of {frame['function'] or 'a frame'}{where}"
     if first is None:
-        return WorstProblem(Kind.RECOMPILE.key, said, frame["rank"])
-    return _placed(Kind.RECOMPILE, first, f"{said}: {one_line(first.why, WHY_WIDTH)} (first [{first.compile_id}])")
+        return WorstProblem(Kind.RECOMPILE.key, said + named.whose(frame), frame["rank"])
+    return _placed(Kind.RECOMPILE, first, f"{said}: {one_line(first.why, WHY_WIDTH)} (first {named.of(first)})")
 
 
-def _graph_breaks(broke: dict, first: CompileProblem | None) -> WorstProblem:
+def _graph_breaks(broke: dict, first: CompileProblem | None, named: _Naming) -> WorstProblem:
     """`2 graph breaks: a tensor turned into a Python number ... at model.py:33 (first [3/0])`."""
     said = Kind.GRAPH_BREAK.count(broke["count"])
     if first is None:
-        return WorstProblem(Kind.GRAPH_BREAK.key, f"{said}: {one_line(broke['why'], WHY_WIDTH)}", broke["rank"])
+        return WorstProblem(Kind.GRAPH_BREAK.key, f"{said}: {one_line(broke['why'], WHY_WIDTH)}{named.whose(broke)}",
+                            broke["rank"])
     return _placed(Kind.GRAPH_BREAK, first,
-                   f"{said}: {one_line(first.why, WHY_WIDTH)}{_at(first)} (first [{first.compile_id}])")
+                   f"{said}: {one_line(first.why, WHY_WIDTH)}{_at(first)} (first {named.of(first)})")
 
 
 def _placed(kind: Kind, problem: CompileProblem, said: str) -> WorstProblem:
