@@ -14,6 +14,8 @@ from conftest import CORPUS, GENERATED, press, ready
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
 
+pytestmark = pytest.mark.first_screen  # the explorer's first screens, on each run's worst problem (conftest.py)
+
 COMPARE = GENERATED / "compare"
 
 SIZE = (140, 40)

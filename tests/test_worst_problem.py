@@ -5,6 +5,7 @@ markdown and --json (#48)."""
 
 from __future__ import annotations
 
+import pytest
 from conftest import CORPUS, FIXTURES, GENERATED, json_for, press, ready, run_cli, until
 
 from tlview.diagnose.costs import run_summary
@@ -18,6 +19,8 @@ from tlview.source.discover import find_logs
 from tlview.ui.app import TlviewApp
 from tlview.ui.headline import Headline
 from tlview.ui.messages import JobDiagnosed
+
+pytestmark = pytest.mark.first_screen  # (conftest.py)
 
 SKIPPED = FIXTURES / "fixes" / "frame_skipped"
 CLEAN = GENERATED / "export"

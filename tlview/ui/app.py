@@ -7,6 +7,7 @@ messages; each report applies the index's changed compiles to the tree model and
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from functools import partial
@@ -122,6 +123,9 @@ class TlviewApp(LogsApp):
         self.new_unseen = 0
         self.job_verdict: JobVerdict | None = None  # what happened to the job (JobDiagnosed)
         self.worst: WorstProblem | None = None  # the run's worst problem (JobDiagnosed)
+        # the first screen opens on it and its pane; TLVIEW_FIRST_SCREEN=top opens on the tree's
+        # first compile id, as tests of other things were written for (tests/conftest.py)
+        self.opens_on_worst = os.environ.get("TLVIEW_FIRST_SCREEN") != "top"
 
     @property
     def index(self) -> Index:
@@ -196,7 +200,8 @@ class TlviewApp(LogsApp):
             return  # the user moved: the cursor is theirs
         if first:
             self.jumps.to_job_verdict(quiet=True)
-        elif first_worst and self.live is None and message.worst is not None and message.worst.kind is not None:
+        elif first_worst and self.opens_on_worst and self.live is None and message.worst is not None \
+                and message.worst.kind is not None:
             self.jumps.to_worst(message.worst)
 
     @on(Worker.StateChanged)
