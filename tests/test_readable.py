@@ -175,7 +175,7 @@ def test_focus_is_visible_without_colour(terminal, env):
 
     def bars() -> set[str]:
         """The first cell right of the tree, on the Summary's rows."""
-        rows = term.screen().split("\n")[2:8]
+        rows = term.screen().split("\n")[3:9]  # (below the headline and the tabs)
         return {row.split("\u2595", 1)[1][:1] or " " for row in rows if "\u2595" in row}
 
     term.wait_for("function  step")

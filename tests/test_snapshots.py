@@ -14,6 +14,8 @@ from conftest import CORPUS, GENERATED, press, ready
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
 
+pytestmark = pytest.mark.first_screen  # the explorer's first screens, on each run's worst problem (conftest.py)
+
 COMPARE = GENERATED / "compare"
 
 SIZE = (140, 40)
@@ -74,7 +76,7 @@ def test_graph_pane(snap_compare):
 
     async def open_graphs(pilot):
         await _settle(pilot)
-        await press(pilot, "r", "2")  # [0/1], Graphs: its Dynamo graph
+        await press(pilot, "g", "r", "2")  # from the top (it opens on [3/4]) to [0/1], Graphs: its Dynamo graph
         pilot.app.clear_notifications()  # "recompile 1 of 8" lasts 1.5 s: not in the picture
         await _stable(pilot)
 
@@ -127,7 +129,7 @@ def test_a_maximized_pane(snap_compare, size):
 
     async def maximize(pilot):
         await _settle(pilot)
-        await press(pilot, "b", "5", "m")  # the first graph break, its pane, maximized
+        await press(pilot, "g", "b", "5", "m")  # from the top, the first graph break, its pane, maximized
         pilot.app.clear_notifications()
         await _stable(pilot)
 

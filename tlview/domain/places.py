@@ -12,6 +12,11 @@ _RESUME = re.compile(r"^torch_dynamo_resume_in_(?P<function>.+)_at_(?P<line>\d+)
 _PLACE = re.compile(r"^(?P<file>.*?):(?P<line>\d+)$")
 
 
+def short_path(location: str) -> str:
+    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
+    return location.rsplit("/", 1)[-1]
+
+
 class Resumed(NamedTuple):
     function: str  # the user's function the code after the break belongs to
     line: int  # the line it resumes at

@@ -38,3 +38,14 @@ def ranks_text(ranks: Iterable[int]) -> str:
     if len(runs) > 6:
         return f"{len(ordered):,} ranks ({ordered[0]}-{ordered[-1]})"
     return f"rank{'s' if len(ordered) != 1 else ''} {joined_runs(runs)}"
+
+
+def whose(rank: int | None = None, process: int | None = None) -> str:
+    """`rank 1`, `process 11055`, or "" (one process, no rank)."""
+    return f"rank {rank}" if rank is not None else (f"process {process}" if process is not None else "")
+
+
+def ref(cid: str, rank: int | None = None, process: int | None = None) -> str:
+    """A compile id as a line names it: `[0/1]`, with its rank or process in a run of several
+    (`[0/1] rank 1`): compile ids of different ranks are unrelated."""
+    return f"[{cid}] {whose(rank, process)}".rstrip()

@@ -259,6 +259,7 @@ class Summary(TypedDict):
     divergence_summary: list[str]
     hang_summary: list[str]
     job_verdict: JobVerdictEntry | None
+    headline: str  # the run's worst problem in one line (diagnose/worst.py)
     problems: list[InputProblemEntry]
     source_missing: SourceMissing
     notes: list[str]

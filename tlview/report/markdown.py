@@ -49,6 +49,8 @@ def markdown_report(summary: Summary) -> str:
     out += _facts(said)
     if verdict := said.get("job_verdict"):  # what happened to the job, in one line, first
         out += [f"**{prose(verdict['said'])}**", ""]
+    elif headline := said.get("headline"):  # else the worst problem (worst.py), in one line
+        out += [f"**{prose(headline)}**", ""]
     if said.get("hang_summary"):  # then why
         out += ["## Why the job may hang", ""] + [f"- {prose(line)}" for line in said["hang_summary"][:30]] + [""]
     out += _sources(said["sources"])

@@ -10,7 +10,8 @@ from __future__ import annotations
 from rich.text import Text
 
 from tlview.domain.compile_node import PHASES
-from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text  # noqa: F401 - printed from here
+from tlview.domain.places import short_path  # noqa: F401 - printed from here
+from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text, ref, whose  # noqa: F401 - printed from here
 from tlview.domain.status import Status
 from tlview.domain.verdict import Kind
 from tlview.textsafe import visible
@@ -27,17 +28,6 @@ BAR_WIDTH = 40
 def status_text(status: Status) -> Text:
     """`✗ error`, in the status's colour."""
     return Text(status.label, style=status.style)
-
-
-def whose(rank=None, process=None) -> str:
-    """`rank 1`, `process 11055`, or "" (one process, no rank)."""
-    return f"rank {rank}" if rank is not None else (f"process {process}" if process is not None else "")
-
-
-def ref(cid: str, rank=None, process=None) -> str:
-    """A compile id as a line names it: `[0/1]`, with its rank or process in a run of several
-    (`[0/1] rank 1`): compile ids of different ranks are unrelated."""
-    return f"[{cid}] {whose(rank, process)}".rstrip()
 
 
 def counted(n: int, noun: str, plural: str | None = None) -> str:
@@ -58,11 +48,6 @@ def totals_line(totals: dict) -> str:
 def seconds(value: float | None) -> str:
     """`1.2 s`, or `unknown` where the logs have no time (never a false zero)."""
     return "unknown" if value is None else f"{value:.1f} s"
-
-
-def short_path(location: str) -> str:
-    """`/home/user/job/model.py:42` -> `model.py:42` (the full path is in --json)."""
-    return location.rsplit("/", 1)[-1]
 
 
 def distinct_paths(first: str, second: str) -> tuple[str, str]:

@@ -17,6 +17,7 @@ from tlview.diagnose.hang import hang_lines, job_verdict
 from tlview.diagnose.ranks import describe as describe_divergence
 from tlview.diagnose.ranks import divergence
 from tlview.diagnose.what_ran import rank_groups
+from tlview.diagnose.worst import worst_problem
 from tlview.domain.compile_node import Compile, CompileNode
 from tlview.domain.ddp_split import ddp_split
 from tlview.domain.input_problems import InputProblem
@@ -74,13 +75,15 @@ def build_summary(index: Index, flt: Filter | None = None, sources: SourceFiles 
                              if (n.outside_items() or compile_of(n).verdict.problems)
                              and (rank is ... or n.rank == rank) and (not flt.active or flt.matches(n))],
         "graph_break_summary": graph_break_summary(nodes),
-        "run_summary": run_summary(index, rank, rows := timeline(index, rank)),
+        "run_summary": (costs := run_summary(index, rank, rows := timeline(index, rank))),
         "timeline": rows,
         "caches": cache_summary(index, rank),
         "divergence": (div := divergence(index)),
         "divergence_summary": describe_divergence(div),  # what can hang the job first
         "hang_summary": hang_lines(div),
         "job_verdict": _job_verdict(div),
+        # what happened, in one line: the worst problem (worst.py), the explorer's first screen's
+        "headline": worst_problem(index, job_verdict(div), rank, costs).headline,
         "problems": [_input_problem(p) for p in index.problems],
         "source_missing": (lambda: _missing(sources)) if streamed else _missing(sources),
         "notes": list(index.notes),

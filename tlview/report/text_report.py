@@ -77,6 +77,7 @@ def render_report(summary: Summary, console: Console) -> None:
                                   "timeline": summary["timeline"][:TIMELINE_ROWS]})
     _head(said, console)
     _hang(said["hang_summary"], said.get("job_verdict"), console)
+    _headline(said, console)
     _sources(said["sources"], console)
     _compile_table(found.rows, names, bool(said.get("filter")), console)
     _graph_breaks(said["graph_break_summary"], grouped, console)
@@ -167,6 +168,13 @@ def _hang(hang_summary: list[str], verdict: JobVerdictEntry | None, console: Con
         console.print(Text("Why the job may hang", style="bold red"))
         for line in hang_summary[:30]:
             console.print(Text(f"  {line}"))
+
+
+def _headline(summary: Summary, console: Console) -> None:
+    """The worst problem in one line, after the job's verdict (said once: a hang is both)."""
+    verdict = summary.get("job_verdict")
+    if (headline := summary.get("headline")) and not (verdict and verdict["said"] == headline):
+        console.print(Text(headline, style="bold"))
 
 
 def _sources(sources: list[SourceFileEntry], console: Console) -> None:

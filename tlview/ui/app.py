@@ -7,6 +7,7 @@ messages; each report applies the index's changed compiles to the tree model and
 
 from __future__ import annotations
 
+import os
 import time
 from dataclasses import replace
 from functools import partial
@@ -22,6 +23,7 @@ from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compile_times import run_times
 from tlview.diagnose.hang import JobVerdict
+from tlview.diagnose.worst import WorstProblem
 from tlview.domain.compile_node import Compile
 from tlview.domain.rank_history import RankGroups
 from tlview.domain.totals import RunningTotals
@@ -38,6 +40,7 @@ from tlview.ui.filtering import ExplorerFilter
 from tlview.ui.following import Following
 from tlview.ui.frame_tree import FrameTree
 from tlview.ui.gc_freeze import IDLE, FullCollections, Settler
+from tlview.ui.headline import Headline
 from tlview.ui.jumping import Jumps
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.keys import BINDINGS, key_table
@@ -123,6 +126,10 @@ class TlviewApp(LogsApp):
         self.caught_up = not follow
         self.new_unseen = 0
         self.job_verdict: JobVerdict | None = None  # what happened to the job (JobDiagnosed)
+        self.worst: WorstProblem | None = None  # the run's worst problem (JobDiagnosed)
+        # the first screen opens on it and its pane; TLVIEW_FIRST_SCREEN=top opens on the tree's
+        # first compile id, as tests of other things were written for (tests/conftest.py)
+        self.opens_on_worst = os.environ.get("TLVIEW_FIRST_SCREEN") != "top"
 
     @property
     def index(self) -> Index:
@@ -137,6 +144,7 @@ class TlviewApp(LogsApp):
         return self.query_one(FrameTree)
 
     def compose(self) -> ComposeResult:
+        yield Headline(id="headline")
         with Horizontal(id="main"):
             with Vertical(id="left"):
                 yield FrameTree(self.bookmarks, id="tree")
@@ -181,13 +189,24 @@ class TlviewApp(LogsApp):
         self.refresh_views()
 
     def on_job_diagnosed(self, message: JobDiagnosed) -> None:
-        """The job hung or died: said on the status line; on the first screen (no key pressed
-        yet), the cursor goes to where it parted and the Run pane tells why."""
+        """What happened, said on the headline (the job's verdict on the status line too). On the
+        first screen (no key pressed yet), the cursor goes to it, once: a hang or death to where
+        it parted, its Run pane telling why; else the run's worst problem and its pane (not
+        while following: the cursor follows the newest compile id)."""
         first = self.job_verdict is None and message.verdict is not None
+        first_worst = self.worst is None and message.worst is not None
         self.job_verdict = message.verdict
+        self.worst = message.worst or self.worst
         self.set_facts(job=message.verdict.said if message.verdict else "")
-        if first and not self.key_moment.key_at:
+        if message.worst is not None:
+            self.query_one(Headline).show(message.worst)
+        if self.key_moment.key_at:
+            return  # the user moved: the cursor is theirs
+        if first:
             self.jumps.to_job_verdict(quiet=True)
+        elif first_worst and self.opens_on_worst and self.live is None and message.worst is not None \
+                and message.worst.kind is not None:
+            self.jumps.to_worst(message.worst)
 
     @on(Worker.StateChanged)
     def _worker_changed(self, event: Worker.StateChanged) -> None:

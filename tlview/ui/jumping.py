@@ -8,7 +8,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from tlview.diagnose.compile_times import RunTimes
+from tlview.diagnose.worst import JOB, WorstProblem
 from tlview.domain.compile_node import CompileNode
+from tlview.domain.verdict import Kind
 from tlview.textsafe import one_line
 from tlview.views.tree import JUMPS, TreeEntry
 
@@ -17,6 +19,9 @@ if TYPE_CHECKING:
 
 NAMES = {"break": "graph break", "recompile": "recompile", "error": "error", "bookmark": "bookmark"}
 KEYS = {"break": ("b", "B"), "recompile": ("r", "R"), "error": ("x", "X"), "bookmark": ("'", '"')}  # next, previous
+# the pane that tells each kind of worst problem (worst.py): why it happened and what to do
+WORST_PANES: dict[str | None, str] = {JOB: "run", Kind.FRAME_SKIPPED.key: "summary", Kind.FAILURE.key: "summary",
+               Kind.RECOMPILE.key: "recompiles", Kind.GRAPH_BREAK.key: "breaks"}
 
 
 class Jumps:
@@ -79,20 +84,43 @@ class Jumps:
     def job_entry(self) -> TreeEntry | None:
         """The tree's entry where the job parted or died: the compile id its verdict names on
         its rank, else on the rank that stands for that rank's group, else that rank's first."""
-        app = self.app
-        verdict = app.job_verdict
+        verdict = self.app.job_verdict
         if verdict is None or verdict.rank is None:
             return None
-        groups = app.model.ranks
-        ranks = [verdict.rank] + ([g.rank] if groups is not None and (g := groups.of(verdict.rank)) else [])
+        ranks = self._ranks_for(verdict.rank)
+        if (entry := self._entry_at(ranks, verdict.compile_id)) is not None:
+            return entry
+        # no compile id named (a rank's exception): its failed compile if one raised, else its first
+        entries = [e for e in self.app.model.compile_entries() if e.rank in ranks]
+        return next((e for e in entries if JUMPS["error"](e)), next(iter(entries), None))
+
+    def _ranks_for(self, rank: int | None) -> list[int | None]:
+        """The rank, and the rank that stands for its group in a folded tree."""
+        groups = self.app.model.ranks
+        return [rank] + ([g.rank] if rank is not None and groups is not None and (g := groups.of(rank)) else [])
+
+    def _entry_at(self, ranks: list[int | None], compile_id: str | None) -> TreeEntry | None:
+        """The tree's entry of a compile id, on the first of `ranks` that has it."""
+        app = self.app
         for rank in ranks:
-            node = app.index.node(rank, verdict.compile_id) if verdict.compile_id else None
+            node = app.index.node(rank, compile_id) if compile_id else None
             if node is not None and node.compile is not None \
                     and (entry := app.model.by_key.get(("cid", node.group, node.compile.key))):
                 return entry
-        # no compile id named (a rank's exception): its failed compile if one raised, else its first
-        entries = [e for e in app.model.compile_entries() if e.rank in ranks]
-        return next((e for e in entries if JUMPS["error"](e)), next(iter(entries), None))
+        return None
+
+    def to_worst(self, worst: WorstProblem) -> None:
+        """The cursor to the run's worst problem and its pane (the first screen): a recompile's
+        Recompiles, a break's Graph breaks, a failure's or skipped frame's Summary."""
+        node = worst.node
+        entry = (self.app.model.by_key.get(("cid", node.group, node.compile.key))
+                 if node is not None and node.compile is not None else None)
+        if entry is None:
+            entry = self._entry_at(self._ranks_for(worst.rank), worst.compile_id)
+        if entry is None:
+            return  # (hidden by the filter, or none named): the first screen stays
+        self._go_to(entry)
+        self.app.detail.open(WORST_PANES.get(worst.kind, "summary"))
 
     def to_job_verdict(self, quiet: bool = False) -> None:
         """The cursor to where the job parted or died, its Run pane telling why."""

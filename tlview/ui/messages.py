@@ -13,6 +13,7 @@ from textual.worker import Worker, WorkerState
 
 from tlview.diagnose.compare import Comparison
 from tlview.diagnose.hang import JobVerdict
+from tlview.diagnose.worst import WorstProblem
 from tlview.domain.compile_node import CompileNode
 from tlview.domain.rank_history import RankGroups
 from tlview.index.index import Index
@@ -53,9 +54,11 @@ class IndexFinished(Message):
 @dataclass
 class JobDiagnosed(Message):
     """What happened to the job (hung, may hang, died), decided in the indexing worker once the
-    logs were read (and, following, again as they grow); None: nothing happened to it."""
+    logs were read (and, following, again as they grow); None: nothing happened to it. `worst`:
+    the run's worst problem (the job's verdict first), decided there too."""
 
     verdict: JobVerdict | None
+    worst: WorstProblem | None = None
 
 
 @dataclass

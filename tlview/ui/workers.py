@@ -16,6 +16,7 @@ from textual.worker import get_current_worker
 from tlview.diagnose.hang import job_verdict
 from tlview.diagnose.ranks import divergence
 from tlview.diagnose.what_ran import rank_groups
+from tlview.diagnose.worst import worst_problem
 from tlview.index.index import Index
 from tlview.index.indexing import CHUNK, Indexer
 from tlview.index.live import LiveIndex
@@ -82,8 +83,10 @@ def index_logs(app: IndexingApp, index: Index, path: str, latest: bool) -> None:
 
 
 def diagnose_job(app: IndexingApp, index: Index) -> None:
-    """The job's verdict (hung, died), in the thread that fills the index: the index holds still."""
-    app.post_message(JobDiagnosed(job_verdict(divergence(index))))
+    """The job's verdict (hung, died) and the run's worst problem, in the thread that fills the
+    index: the index holds still."""
+    verdict = job_verdict(divergence(index))
+    app.post_message(JobDiagnosed(verdict, worst_problem(index, verdict)))
 
 
 def follow_logs(app: IndexingApp, live: LiveIndex, job=None) -> None:
