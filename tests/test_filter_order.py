@@ -6,8 +6,8 @@ FrameTree.show_model, with its own test in test_frame_tree.py)."""
 from pathlib import Path
 
 import pytest
-
 from conftest import press, ready, type_in, until
+
 from tlview.index.indexing import open_index
 from tlview.ui.app import TlviewApp
 from tlview.ui.frame_tree import FrameTree
