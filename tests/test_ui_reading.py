@@ -388,19 +388,21 @@ async def test_a_match_in_view_keeps_the_page_where_it_is():
     jumped a third down at every character, and drew every line and the scrollbar again); a
     match off the page brings it a third down."""
     app = TlviewApp(str(CORPUS / "model"))
-    async with app.run_test(size=SIZE) as pilot:
+    # 5 rows more than SIZE: [0/0]'s first new word below the signature is on row 34 of its graph
+    async with app.run_test(size=(SIZE[0], SIZE[1] + 5)) as pilot:
         view = await _graph_view(app, pilot)
         await press(pilot, "enter")
-        height = view.scrollable_content_region.height
+        await press(pilot, "slash")
+        height = view.scrollable_content_region.height  # the page as the search bar leaves it
         lines = [display_line(line).lower() for line in view.text.split("\n")]
 
         def first_seen_in(rows: range) -> str:  # a word whose first occurrence is in these rows
-            return next(word for row in rows for word in re.findall(r"[a-z_]{5,}", lines[row])
+            return next(word for row in rows for word in re.findall(r"[a-z_0-9]{3,}", lines[row])
                         if not any(word in line for line in lines[:row]))
 
-        on_page = first_seen_in(range(height // 2, height - 3))
+        # below a third of the page: a search that scrolled to every match would move it
+        on_page = first_seen_in(range(height // 3 + 1, height))
         off_page = first_seen_in(range(2 * height, len(lines)))
-        await press(pilot, "slash")
         await type_in(pilot, on_page)
         assert view.search.total and view.scroll_offset.y == 0
         await press(pilot, "escape")
