@@ -112,6 +112,9 @@ _SIZES = re.compile(r"CUDAGraph supports dynamic shapes .*?observed (\d+) distin
 RERECORD = re.compile(r"^(?:\[(?P<cid>[^\]]+)\] )?Re-recording function=(?P<fn>[^,]+), reason=(?P<reason>.*?)\.?$")
 _FALLBACK = re.compile(r"Using FallbackKernel: (?:torch\.ops\.)?(?P<op>\S+)")
 _GRADS = re.compile(r"Grad tensors \[(?P<names>.*?)\] will be copied")
+# Hints that tell what Inductor did in its own passes, nothing the user's code can change: no
+# problem (every CPU compile of torch 2.11 says the first).
+_NOT_FOR_THE_USER = ("Skip comprehensive padding",)
 
 
 def user_frame(lines: list[str]) -> tuple[str, str, str | None] | None:
@@ -178,6 +181,8 @@ def perf_hint(text: str) -> PerfHint:
         return PerfHint("static_inputs", m.group("names").replace("\\'", "'"), first)
     if "bad tiling" in text:
         return PerfHint("tiling", None, first)
+    if any(note in first for note in _NOT_FOR_THE_USER):
+        return PerfHint("internal", None, first)
     return PerfHint("other", None, first)
 
 
@@ -320,6 +325,8 @@ def _hint_findings(evidence: PerfEvidence) -> list[PerfFinding]:
                 found.append(PerfFinding("fallback_kernel", f"Inductor has no lowering of {hint.subject}: it "
                                          "runs as an ATen kernel, not fused with the ops around it",
                                          INFORMATIONAL, hint.text, subject=hint.subject))
+        elif hint.kind == "internal":
+            continue
         elif hint.kind == "static_inputs":
             found.append(PerfFinding("static_inputs_copied", "the grad tensors are copied into the CUDA graph's "
                                      "buffers on every call (their addresses are not marked static)",
@@ -365,9 +372,9 @@ def compile_time_of(metrics: dict[str, Any] | None) -> CompileTime | None:
 
 def _compile_time_finding(time: CompileTime) -> PerfFinding:
     parts = []
-    if time.autotune_seconds:
+    if time.autotune_seconds >= 0.05:
         parts.append(f"autotuning {time.autotune_seconds:.1f} s ({time.autotune_seconds / time.seconds:.0%})")
-    if time.triton_seconds:
+    if time.triton_seconds >= 0.05:
         parts.append(f"Triton compilation {time.triton_seconds:.1f} s")
     went = f": {', '.join(parts)}" if parts else ""
     cache = "; the FX graph cache missed (a cold cache)" if time.cache_missed else ""
