@@ -194,6 +194,15 @@ def test_an_op_takes_the_user_line_printed_after_it():
     assert found.facts.code == 'c = c.to("cpu")'
 
 
+def test_an_op_keeps_the_first_user_line_told_of_it():
+    """A later stack record before the next op (a frame further out) does not move the op."""
+    evidence = _read(["Created 2 graph partitions: 1 cudagraphable, 1 non-cudagraphable"],
+                     ["    op8: reason=cpu ops, ir=DeviceCopy, fx=prims.device_put.default(mean, cpu)"],
+                     ['         File "/job/p.py", line 72, in score', "             c = c.cpu()"],
+                     ['         File "/job/p.py", line 90, in main', "             score(x)"])
+    assert evidence.partitions[0].ops[0].place == "/job/p.py:72"
+
+
 def test_a_skip_reason_is_said_once():
     evidence = _read(["skipping cudagraphs due to skipping cudagraphs due to cpu device (arg3_1). Found from : ",
                       '   File "/job/p.py", line 126, in scaled', "    return x * s.to(x.device)"])
@@ -210,8 +219,8 @@ def test_every_re_recording_line_counts():
 
 
 def test_sizes_warning_counts_the_sizes():
-    evidence = _read(["CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size. "
-                      "Recording too many CUDAGraphs may lead to extra overhead. We have observed 9 distinct sizes."])
+    evidence = _read([("CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size. "
+                       "Recording too many CUDAGraphs may lead to extra overhead. We have observed 9 distinct sizes.")])
     assert evidence.sizes == 9 and _causes(evidence) == ["cudagraph_per_size"]
 
 
