@@ -239,9 +239,9 @@ def test_a_host_sync_on_a_split_line_is_told_once():
     evidence = _read(["Created 2 graph partitions: 1 cudagraphable, 1 non-cudagraphable"],
                      ["    op2: reason=unbacked binding ops, ir=FallbackKernel, fx=aten.nonzero.default(gt)"],
                      ['  File "/job/p.py", line 88, in f', "    idx = torch.nonzero(y)"])
-    evidence.host_syncs.append(perf.HostSync("u0", "/job/p.py:88", "idx = torch.nonzero(y)"))
+    evidence.host_syncs.append(perf.HostSync("u0", "/job/p.py", 88, "idx = torch.nonzero(y)"))
     assert _causes(evidence) == ["cudagraph_split_unbacked_binding_ops"]
-    evidence.host_syncs.append(perf.HostSync("zuf0", "/job/p.py:90", "peak = y.max().item()"))
+    evidence.host_syncs.append(perf.HostSync("zuf0", "/job/p.py", 90, "peak = y.max().item()"))
     assert _causes(evidence) == ["cudagraph_split_unbacked_binding_ops", "host_sync"]
 
 
@@ -253,3 +253,10 @@ def test_compile_time_hotspot_from_the_threshold():
     assert "autotuning 5.0 s (50%)" in found.why and "cache missed" in found.why
     short = {**long, "entire_frame_compile_time_s": COMPILE_TIME_HOTSPOT_S - 0.1}
     assert _causes(PerfEvidence(), short) == []
+
+
+def test_a_line_that_only_carries_an_unbacked_size_on_is_no_sync():
+    evidence = PerfEvidence(host_syncs=[perf.HostSync("u1", "/job/p.py", 47, "n = idx.shape[0]")])
+    assert _causes(evidence) == []
+    evidence.host_syncs.append(perf.HostSync("u0", "/job/p.py", 46, "idx = torch.nonzero(x)"))
+    assert _causes(evidence) == ["host_sync"]

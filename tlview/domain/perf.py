@@ -20,6 +20,7 @@ Only the typed summaries below are kept on a compile id (never a payload).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,7 +85,8 @@ class HostSync:
     """A value read on the host inside the graph: an unbacked symbol made in the user's code."""
 
     symbol: str  # `zuf0` (a float .item()), `u0`
-    place: str | None
+    file: int | str  # the user frame's file: a string-table id, named when judged (the table is whole then)
+    line: int | None
     code: str | None
 
 
@@ -99,6 +101,13 @@ class PerfEvidence:
     sizes: int = 0  # distinct input sizes a CUDA graph was recorded for (the warning's count)
     rerecords: int = 0  # `Re-recording function=...` lines
     rerecord_reason: str | None = None
+
+    def joined(self, later: PerfEvidence) -> PerfEvidence:
+        """This and what a later part of the same file told, in order."""
+        return PerfEvidence(self.partitions + later.partitions, self.skips + later.skips,
+                            self.hints + later.hints, self.host_syncs + later.host_syncs,
+                            max(self.sizes, later.sizes), self.rerecords + later.rerecords,
+                            later.rerecord_reason or self.rerecord_reason)
 
 
 # ---- TORCH_LOGS lines -----------------------------------------------------------------------------
@@ -223,9 +232,10 @@ def slug(words: str) -> str:
 
 
 def perf_findings(evidence: PerfEvidence | None, metrics: dict[str, Any] | None,
-                  whole_skip: str | None) -> list[PerfFinding]:
+                  whole_skip: str | None, file_name: Callable[[int | str], str] = str) -> list[PerfFinding]:
     """The perf problems of one compile id from its evidence (text), its compilation metrics and
-    the trace's whole-graph skip reason (`cudagraph_skip_reason`)."""
+    the trace's whole-graph skip reason (`cudagraph_skip_reason`); `file_name` names a trace's
+    file ids (TraceFile.frame_filename)."""
     found: list[PerfFinding] = []
     evidence = evidence or PerfEvidence()
     found += _split_findings(evidence)
@@ -246,7 +256,7 @@ def perf_findings(evidence: PerfEvidence | None, metrics: dict[str, Any] | None,
     found += _hint_findings(evidence)
     # (a data-dependent op that split the CUDA graph is told once, by its split)
     split_at = {f.place for f in found if f.cause.startswith("cudagraph_split_")}
-    found += [f for f in _host_sync_findings(evidence) if f.place is None or f.place not in split_at]
+    found += [f for f in _host_sync_findings(evidence, file_name) if f.place is None or f.place not in split_at]
     if (hotspot := compile_time_of(metrics)) is not None:
         found.append(_compile_time_finding(hotspot))
     return found
@@ -337,20 +347,29 @@ def _hint_findings(evidence: PerfEvidence) -> list[PerfFinding]:
     return found
 
 
-def _host_sync_findings(evidence: PerfEvidence) -> list[PerfFinding]:
+# What reads a device value on the host in a line of the user's: `.item()`, `.tolist()`, and the
+# ops whose output size is data-dependent. Other lines an unbacked symbol is made at only carry
+# one on (`n = idx.shape[0]` after a nonzero): the sync was at the op.
+_SYNCS = re.compile(r"\.(?:item|tolist)\(|\b(?:nonzero|argwhere|unique|unique_consecutive|masked_select|"
+                    r"bincount|repeat_interleave)\(")
+
+
+def _host_sync_findings(evidence: PerfEvidence, file_name: Callable[[int | str], str]) -> list[PerfFinding]:
     found: dict[str | None, PerfFinding] = {}
     for sync in evidence.host_syncs:
-        if sync.place in found:
-            continue
         code = (sync.code or "").split("  #", 1)[0].strip()  # (the line's comment off)
+        path = file_name(sync.file)
+        place = f"{path}:{sync.line}"
+        if place in found or is_library_path(path) or not _SYNCS.search(code):
+            continue
         item = ".item()" in code or ".tolist()" in code or sync.symbol.startswith("zuf")
         what = f"`{code}`" if code else "a value"
         why = (f"{what} reads a tensor's value on the host inside the compiled graph: the host waits for "
                "the device there each call" if item else
                f"{what} makes a data-dependent size inside the compiled graph: the host waits for the "
                "device to know it")
-        found[sync.place] = PerfFinding("host_sync", why, COSTS_TIME, f"unbacked symbol {sync.symbol}",
-                                        sync.place, "item" if item else "data_dependent", sync)
+        found[place] = PerfFinding("host_sync", why, COSTS_TIME, f"unbacked symbol {sync.symbol}",
+                                   place, "item" if item else "data_dependent", sync)
     return list(found.values())
 
 

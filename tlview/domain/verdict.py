@@ -239,7 +239,8 @@ def judge(compile_: Compile) -> Verdict:
                 records=_records(failed, Role.FAILURE, Role.METRICS))
     for node in compile_.attempts:
         skip = (node.metrics or {}).get("cudagraph_skip_reason")
-        for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None):
+        file_name = getattr(node.source, "frame_filename", str) if node.in_trace else str
+        for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None, file_name):
             told = problem(Kind.PERF, Cause(finding.cause, finding.why, finding.subject), node,
                            location=finding.place, message=finding.message, severity=finding.severity,
                            evidence=finding)

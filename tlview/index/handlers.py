@@ -30,7 +30,6 @@ from tlview.domain.reasons import (
     compiled_frame_in,
     failure_in,
     is_graph_break_message,
-    is_library_path,
     is_recompile_limit_message,
     parse_graph_break,
     parse_recompile_reasons,
@@ -300,20 +299,19 @@ def on_cudagraphs_text(index: Index, record: Record) -> None:
 
 def on_unbacked_symbol(index: Index, record: Record) -> None:
     """An unbacked symbol made in the user's code (`.item()`, `nonzero` inside the graph): a
-    value read on the host; and a dynamic-shape event, as the others."""
+    value read on the host; and a dynamic-shape event, as the others. Its file stays a
+    string-table id until judged (a part of a file may not have the table's entry)."""
     on_dynamic(index, record)
     node = record.node
     stack = record.event.get("user_stack")
     if node is None or record.text is not None or not isinstance(stack, list) or not stack:
         return
     frame = stack[-1]
-    if not isinstance(frame, dict):
+    if not isinstance(frame, dict) or not isinstance(file := frame.get("filename"), (int, str)):
         return
-    path = record.source.frame_filename(frame.get("filename"))
-    if not isinstance(path, str) or is_library_path(path):
-        return
-    code = frame.get("loc")
-    _perf(node).host_syncs.append(HostSync(str(record.event.get("symbol") or "?"), f"{path}:{frame.get('line')}",
+    line, code = frame.get("line"), frame.get("loc")
+    _perf(node).host_syncs.append(HostSync(str(record.event.get("symbol") or "?"), file,
+                                           line if isinstance(line, int) else None,
                                            code if isinstance(code, str) and code else None))
 
 

@@ -242,7 +242,9 @@ def problem_entry(problem: CompileProblem, sources: SourceFiles | None = None) -
                                   "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
                                   # the records it is read from: record numbers in the compile id's own log
                                   "evidence": [rec for src, rec in problem.records if src is not None],
-                                  "source": _source_lines(problem.source_place, sources)}
+                                  # (a perf problem torch told no line of, as a long compile: none)
+                                  "source": _source_lines(problem.source_place, sources)
+                                  if problem.kind is not Kind.PERF or problem.place_told else None}
     if problem.kind is Kind.PERF and problem.severity is not None:
         entry["severity"] = problem.severity
     return entry
