@@ -69,7 +69,9 @@ def test_the_fix_tlview_prints_is_the_one_applied_and_it_works(folder):
     code, out = run_cli("--compare", str(folder / "trace"), str(folder / "fixed" / "trace"), "--json")
     assert code == 0, out
     compared = json.loads(out)
-    assert compared["new"] == [], compared["new"]
+    # (perf problems aside: these fixes are of compiles, and one may trade a graph break for a sync
+    # in the graph, or a long compile of the graph that no longer breaks: tests/test_perf.py)
+    assert [p for p in compared["new"] if p["kind"] != "perf"] == [], compared["new"]
     gone = [p for p in compared["gone"] if (p["kind"], p["cause"]) == (kind, cause)]
     same = [p for p in compared["same"] if (p["kind"], p["cause"]) == (kind, cause)]
     if case["left_after"] == 0:

@@ -51,7 +51,8 @@ def test_each_record_has_the_declared_keys(summaries):
 
     def check_problems(entry) -> None:
         for problem in entry["verdict"]:
-            check(problem, json_types.CompileProblemEntry)
+            check(problem, json_types.CompileProblemEntry, frozenset(keys_of(json_types._PerfFields)))
+            assert ("severity" in problem) == (problem["kind"] == "perf")
             if problem["source"] is not None:
                 check(problem["source"], json_types.SourceExcerptEntry)
         for diagnosis in entry["diagnosis"]:

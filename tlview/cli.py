@@ -220,7 +220,7 @@ def _fail(message: str) -> int:
 
 
 # --fail-on's words: the verdict's kinds, by their filter words (`new`: with --compare)
-FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_frames")
+FAIL_ON = ("new", "recompiles", "graph_breaks", "errors", "restarts", "skipped_frames", "perf")
 
 
 @_headless_signals

@@ -59,7 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
                    "breaks and failures gone, new, and the same")
     p.add_argument("--fail-on", default=None, metavar="WORDS",
                    help="exit 1, one line per item, when any is found: new (with --compare), "
-                   "recompiles, graph_breaks, errors, restarts, skipped_frames (comma-separated)")
+                   "recompiles, graph_breaks, errors, restarts, skipped_frames, perf (comma-separated)")
     p.add_argument("--markdown", action="store_true",
                    help="with --report: GitHub-flavoured markdown (to paste into an issue)")
     p.add_argument("--perfetto", metavar="FILE",

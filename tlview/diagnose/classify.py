@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from tlview.diagnose.perf_fixes import perf_fix
 from tlview.domain.causes import NOT_LOGGED, Guarded, LoggingCall, RaisedByUser, SkippedCall
 from tlview.domain.places import split_place
 from tlview.domain.reasons import is_library_path
@@ -26,7 +27,7 @@ from tlview.domain.verdict import CompileProblem, Kind
 
 @dataclass(frozen=True, slots=True)
 class Diagnosis:
-    kind: str  # recompile, graph_break, restart, failure
+    kind: str  # recompile, graph_break, restart, failure, perf
     cause: str  # the class
     why: str  # one line, in the user's terms
     fix: str
@@ -555,6 +556,8 @@ def fix_for(problem: CompileProblem) -> str:
         fix = _family_fix(problem, settings)
     elif problem.kind is Kind.RESTART:
         fix = RESTART_FIXES.get(problem.cause, RESTART_FIXES[NOT_LOGGED])
+    elif problem.kind is Kind.PERF:
+        return perf_fix(problem, settings)
     else:
         fix = _failure_fix(problem, settings)  # (a failure, or a frame run eagerly)
     return _settings_that_exist(fix, settings)

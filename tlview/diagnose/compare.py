@@ -243,7 +243,7 @@ def _run_totals(index, keep=None) -> dict:
     t = totals(index, keep=keep)
     return {"compile_ids": t.compile_ids, "compiles": t.compiles, "recompiles": t.recompiles,
             "graph_breaks": t.graph_breaks, "restarts": t.restarts, "errors": t.errors,
-            "skipped_frames": t.skipped_frames, "graph_breaks_by_design": t.graph_breaks_by_design,
+            "skipped_frames": t.skipped_frames, "graph_breaks_by_design": t.graph_breaks_by_design, "perf": t.perf,
             "compile_seconds": run_summary(index)["total_compile_seconds"]}
 
 

@@ -29,6 +29,7 @@ from tlview.domain.verdict import Verdict, judge, may_be_export
 
 if TYPE_CHECKING:
     from tlview.domain.input_problems import InputProblem
+    from tlview.domain.perf import PerfEvidence
     from tlview.domain.settings import CompileSettings
 
 
@@ -76,7 +77,8 @@ class CompileNode:
     graph_breaks: list[GraphBreak] = field(default_factory=list)  # from the trace
     recompile_reasons: list[RecompileReason] = field(default_factory=list)  # from the trace
     dynamic: list[DynamicEvent] = field(default_factory=list)
-    perf_hints: list[str] = field(default_factory=list)
+    perf_hints: list[str] = field(default_factory=list)  # the perf_hints lines as logged
+    perf: PerfEvidence | None = None  # what torch told of its speed, typed (domain/perf.py)
     errors: list[str] = field(default_factory=list)  # dynamo_error artifacts, failure text
     problems: list[InputProblem] = field(default_factory=list)
     text_records: list[TextRecord] = field(default_factory=list)

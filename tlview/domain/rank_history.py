@@ -5,7 +5,7 @@ Ranks are alike when their compile histories are and they ran the same (`Ran`: t
 they ran and their graph execution order, which tlview.diagnose reads from the graphs' artifacts
 and hands in; its `rank_groups(index)` is the one caller chain). A rank's history is its compile
 ids in the order its file has them, each with its compile's status and the kinds of its problems
-(recompile, graph break, restart, failure); its records of no compile id count when they have a
+(recompile, graph break, restart, failure; not perf); its records of no compile id count when they have a
 problem (a failed export). One pass over the index's nodes: linear in ranks and compile ids.
 Records with no rank (processes) are never grouped.
 """
@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text
+from tlview.domain.verdict import Kind
 
 if TYPE_CHECKING:
     from tlview.domain.indexed_run import IndexedRun
@@ -135,7 +136,10 @@ def group_ranks(index: IndexedRun, ran: Mapping[int, Ran]) -> RankGroups:
             continue
         verdict = node.compile.verdict  # (once: each look checks the compile's revisions)
         problems = verdict.problems
-        kinds = tuple(sorted({p.kind.key for p in problems if p.node is node})) if problems else ()
+        # (not its perf problems: a compile's time, over a threshold on one rank and not on
+        # another, would part ranks that compiled the same)
+        kinds = tuple(sorted({p.kind.key for p in problems if p.node is node and p.kind is not Kind.PERF})) \
+            if problems else ()
         steps = histories.get(rank)
         if steps is None:
             steps = histories[rank] = []
@@ -143,7 +147,8 @@ def group_ranks(index: IndexedRun, ran: Mapping[int, Ran]) -> RankGroups:
     for group, node in list(index.outside.items()):
         if group.rank is not None and node.compile is not None and (verdict := node.compile.verdict).problems:
             histories.setdefault(group.rank, []).append(
-                ("-", verdict.status.word, tuple(sorted({p.kind.key for p in verdict.problems}))))
+                ("-", verdict.status.word, tuple(sorted({p.kind.key for p in verdict.problems
+                                                         if p.kind is not Kind.PERF}))))
     by_both: dict[tuple[tuple[Step, ...], Ran | None], list[int]] = {}
     for rank in sorted(histories):
         by_both.setdefault((tuple(histories[rank]), ran.get(rank)), []).append(rank)

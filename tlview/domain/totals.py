@@ -31,6 +31,7 @@ class Totals:
     restarts: int = 0
     skipped_frames: int = 0  # frames Dynamo gave up: they run eagerly
     graph_breaks_by_design: int = 0  # breaks PyTorch makes on purpose in its own code (not in graph_breaks)
+    perf: int = 0  # perf problems (domain/perf.py)
     records: int = 0
     problems: int = 0
     md5_bad: int = 0
@@ -75,7 +76,7 @@ class RunningTotals:
     totals() at 10,000 compile ids). Always equal to totals(index)."""
 
     _FIELDS = ("compile_ids", "compiles", "recompiles", "graph_breaks", "errors", "restarts",
-               "skipped_frames", "graph_breaks_by_design", "compiles_with_graph_break")
+               "skipped_frames", "graph_breaks_by_design", "compiles_with_graph_break", "perf")
 
     def __init__(self, index: IndexedRun) -> None:
         self.index = index

@@ -13,6 +13,11 @@ The words, as the README defines them:
   (TensorifyScalarRestartAnalysis), or for a reason not logged.
 - a **failure** is a compile that raised (fail_type in its metrics, a dynamo_error, the exception
   in the text), and an export that failed (the Export entry's).
+- a **perf problem** is what torch told makes the compiled code slower than it could be (a CUDA
+  graph split, skipped, recorded per size or again, a fallback kernel, grads copied into a CUDA
+  graph, a host sync in the graph, a long compile: domain/perf.py), each with a severity (`costs
+  time` or `informational`). It does not change the compile's status (as tlparse, which has no
+  such kind): a compile with only perf problems is `ok`.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ from tlview.domain.causes import (
     restart_cause,
     skipped_frame_cause,
 )
+from tlview.domain.perf import perf_findings
 from tlview.domain.places import resumed, split_place, user_function
 from tlview.domain.reasons import Failure, failure_of_traceback, is_library_path
 from tlview.domain.role import Role
@@ -55,6 +61,7 @@ class Kind(Enum):
     GRAPH_BREAK = ("graph_break", "graph_breaks", "graph break", "graph breaks")
     RESTART = ("restart", "restarts", "restart", "restarts")
     FAILURE = ("failure", "errors", "failure", "failures")
+    PERF = ("perf", "perf", "perf problem", "perf problems")
 
     def __init__(self, key: str, word: str, noun: str, plural: str) -> None:
         self.key = key  # in --json (`kind`)
@@ -68,14 +75,15 @@ class Kind(Enum):
 
     @property
     def said_when_none(self) -> bool:
-        """Whether a count of none is said (`0 failures`): of a frame run eagerly, only one that
-        happened is (most runs have none, and a line of counts has little room)."""
-        return self is not Kind.FRAME_SKIPPED
+        """Whether a count of none is said (`0 failures`): of a frame run eagerly and of perf
+        problems, only those that happened are (most runs have none, and a line of counts has
+        little room)."""
+        return self not in (Kind.FRAME_SKIPPED, Kind.PERF)
 
 
 @dataclass(eq=False, slots=True)
 class CompileProblem:
-    """One recompile, graph break, restart or failure of one compile."""
+    """One recompile, graph break, restart, failure or perf problem of one compile."""
 
     kind: Kind
     cause: str  # the class (causes.py)
@@ -95,6 +103,7 @@ class CompileProblem:
     registry: Any = None  # its entry in PyTorch's graph-break registry (break_registry.RegistryEntry)
     place_told: bool = True  # whether `location` is the problem's own line, not its compile's place
     _found_place: str | None = None  # user_location, once looked up ("" for none found)
+    severity: str | None = None  # a perf problem's: perf.COSTS_TIME or perf.INFORMATIONAL
 
     @property
     def compile_id(self) -> str:
@@ -228,6 +237,14 @@ def judge(compile_: Compile) -> Verdict:
         problem(kind, cause, failed, evidence=failure, location=failure.place,
                 message=failure.fail_type or failure.fail_reason.split("\n", 1)[0],
                 records=_records(failed, Role.FAILURE, Role.METRICS))
+    for node in compile_.attempts:
+        skip = (node.metrics or {}).get("cudagraph_skip_reason")
+        file_name = getattr(node.source, "frame_filename", str) if node.in_trace else str
+        for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None, file_name):
+            told = problem(Kind.PERF, Cause(finding.cause, finding.why, finding.subject), node,
+                           location=finding.place, message=finding.message, severity=finding.severity,
+                           evidence=finding)
+            told.facts = finding.facts
     return Verdict(_status(compile_, problems), tuple(problems))
 
 

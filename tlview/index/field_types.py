@@ -71,6 +71,9 @@ METRICS = {
     "fail_user_frame_lineno": Type.COUNT, "restart_reasons": Type.TEXTS,
     "recompile_reason": Type.TEXT, "num_graph_breaks": Type.COUNT, "start_time": Type.SECONDS,
     "elapsed_time": Type.SECONDS,
+    # where a long compile's time went, and a whole graph run without CUDA graphs (domain/perf.py)
+    "compile_time_autotune_time_us": Type.COUNT, "triton_compile_time_us": Type.COUNT,
+    "inductor_fx_local_cache_miss_count": Type.COUNT, "cudagraph_skip_reason": Type.TEXT,
 }
 STACK_FRAME = {"filename": Type.FILE, "line": Type.COUNT, "name": Type.TEXT}
 

@@ -11,8 +11,19 @@ from typing import TYPE_CHECKING
 import orjson
 
 from tlview.domain.artifacts import Artifact, DynamicEvent
+from tlview.domain.compile_id import CompileId
 from tlview.domain.ddp_split import BUCKETS_LINE
 from tlview.domain.group import Group
+from tlview.domain.perf import (
+    RERECORD,
+    HostSync,
+    PerfEvidence,
+    is_sizes_warning,
+    is_skip,
+    perf_hint,
+    read_cudagraphs,
+    user_frame,
+)
 from tlview.domain.reasons import (
     RECOMPILE_LIMIT,
     Failure,
@@ -30,6 +41,7 @@ from tlview.index.kinds import Record
 from tlview.source.text_log import TORCH_EXCEPTIONS
 
 if TYPE_CHECKING:
+    from tlview.domain.compile_node import CompileNode
     from tlview.index.index import Index
     from tlview.source.text_log import TextLines
 
@@ -254,6 +266,53 @@ def on_text_artifact(index: Index, record: Record) -> None:
 def on_perf_hint(index: Index, record: Record) -> None:
     if record.node is not None:
         record.node.perf_hints.append(record.payload or "")
+        _perf(record.node).hints.append(perf_hint(record.payload or ""))
+
+
+def _perf(node: CompileNode) -> PerfEvidence:
+    if node.perf is None:
+        node.perf = PerfEvidence()
+    return node.perf
+
+
+def on_cudagraphs_text(index: Index, record: Record) -> None:
+    """A `cudagraphs` record: partitions, skips, a graph per size, re-recordings (domain/perf.py).
+    Some lines name no compile id: a re-recording names it in its message; a skip is the
+    compile's of the function its stack names, else (and a size warning) the latest compile of
+    that process."""
+    lines = _text(record).lines
+    first = lines[0] if lines else ""
+    node = record.node
+    if node is None and (m := RERECORD.match(first)) and m.group("cid"):
+        cid = CompileId.parse(m.group("cid"))
+        node = index.nodes.get((_group(record), cid)) if cid is not None else None
+    if node is None and is_skip(first) and (frame := user_frame(lines[1:])) is not None:
+        node = index.latest_compile_of(_group(record), frame[1])
+    if node is None and (is_skip(first) or is_sizes_warning(first)):
+        group = _group(record)
+        node = max((n for n in list(index.nodes.values()) if n.group == group), key=lambda n: n.seq, default=None)
+    if node is None:
+        return
+    record.node = node
+    read_cudagraphs(_perf(node), lines)
+
+
+def on_unbacked_symbol(index: Index, record: Record) -> None:
+    """An unbacked symbol made in the user's code (`.item()`, `nonzero` inside the graph): a
+    value read on the host; and a dynamic-shape event, as the others. Its file stays a
+    string-table id until judged (a part of a file may not have the table's entry)."""
+    on_dynamic(index, record)
+    node = record.node
+    stack = record.event.get("user_stack")
+    if node is None or record.text is not None or not isinstance(stack, list) or not stack:
+        return
+    frame = stack[-1]
+    if not isinstance(frame, dict) or not isinstance(file := frame.get("filename"), (int, str)):
+        return
+    line, code = frame.get("line"), frame.get("loc")
+    _perf(node).host_syncs.append(HostSync(str(record.event.get("symbol") or "?"), file,
+                                           line if isinstance(line, int) else None,
+                                           code if isinstance(code, str) and code else None))
 
 
 _DYNAMIC_TEXT = (("create_symbol", "create_symbol"), ("create_unbacked_symbol", "create_unbacked_symbol"),

@@ -176,6 +176,8 @@ def _merge_node(index: PartsOfIndex, node: CompileNode, later: CompileNode, sour
         node.recompile_reasons = later.recompile_reasons
         index.note_recompile_reasons(node)
     node.dynamic += later.dynamic
+    if later.perf is not None:  # (a trace's part tells host syncs: its unbacked symbols)
+        node.perf = later.perf if node.perf is None else node.perf.joined(later.perf)
     node.errors += later.errors
     node.export_failures += [(failure, (source, rec + base)) for failure, (_, rec) in later.export_failures]
     index.touch(node.compile)

@@ -101,7 +101,9 @@ KINDS = Registry(
         _metrics("compilation_metrics_runtime", "runtime metrics"),
         _metrics("bwd_compilation_metrics_runtime", "backward runtime metrics"),
         _dynamic("create_symbol", "symbol created"),
-        _dynamic("create_unbacked_symbol", "unbacked symbol created"),
+        # (its user stack read at once: a value read on the host in the user's code, domain/perf.py)
+        RecordKind("create_unbacked_symbol", Role.DYNAMIC, "unbacked symbol created", H.on_unbacked_symbol,
+                   METADATA, language=None),
         _dynamic("symbolic_shape_specialization", "specialization"),
         _dynamic("guard_added_fast", "guard added"),
         _dynamic("guard_added", "guard added"),
@@ -122,6 +124,7 @@ KINDS = Registry(
                   language=None),
         _artifact("inductor_collective_schedule", Role.ARTIFACT, "collective schedule", language=None),
         _text("perf_hints", Role.PERF, "perf hint", H.on_perf_hint),
+        _text("cudagraphs", Role.PERF, "CUDA graphs", H.on_cudagraphs_text),
         _text("dynamic", Role.DYNAMIC, "dynamic shapes", H.on_dynamic_text),
         _text("dynamo", Role.LOG, "Dynamo log", H.on_dynamo_text),
         _text("other", Role.LOG, "other output", H.on_plain_text),

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, TypedDict
 
 # Made in lower layers, given as they are (each a `dict` there).
-Totals = dict[str, Any]  # tlview.domain.totals.Totals, as a dict
+Totals = dict[str, Any]  # tlview.domain.totals.Totals, as a dict (`perf`: perf problems)
 RankGroupEntry = dict[str, Any]  # tlview.domain.rank_history.RankGroups.as_data
 RunSummary = dict[str, Any]  # tlview.diagnose.costs.run_summary
 TimelineRow = dict[str, Any]  # tlview.diagnose.costs.timeline
@@ -101,7 +101,18 @@ class GraphBreakEntry(TypedDict):
     cause: str
 
 
-class CompileProblemEntry(TypedDict):
+class _PerfFields(TypedDict, total=False):
+    """Only of a problem of kind `perf` (domain/perf.py). Its `cause` is the class, in torch's
+    words: cudagraph_split_<partition reason> (cpu_ops, devicecopy_ops, unbacked_binding_ops,
+    dynamic_shape_ops, ...), cudagraph_skipped_<skip reason> (mutated_inputs, cpu_device, ...),
+    cudagraph_per_size, cudagraph_rerecorded, fallback_kernel, fallback_kernel_expected,
+    static_inputs_copied, host_sync, compile_time, inductor_hint; its `location` the user's line
+    torch named, else the compile's."""
+
+    severity: str  # `costs time` or `informational`
+
+
+class CompileProblemEntry(_PerfFields):
     """A problem of the verdict (tlview.domain.verdict.CompileProblem), as --json gives it and
     --report, markdown and --fail-on read it."""
 

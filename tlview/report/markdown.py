@@ -22,6 +22,7 @@ from tlview.report.json_types import (
     SourceFileEntry,
     Summary,
 )
+from tlview.report.perf_look import costliest_first
 from tlview.report.rank_fold import fold, named
 from tlview.report.rich_text import missing_sources_line, ref, short_path, totals_line
 from tlview.report.summary import later, listed
@@ -60,7 +61,8 @@ def markdown_report(summary: Summary) -> str:
     if rest := [line for line in said.get("divergence_summary", []) if line not in hang]:
         out += ["## Ranks diverge", ""] + [f"- {prose(line)}" for line in rest[:30]] + [""]
     for kind in Kind:
-        out += _problems_of(kind, by_kind[kind.key].found, names)
+        found = by_kind[kind.key].found
+        out += _problems_of(kind, costliest_first(found) if kind is Kind.PERF else found, names)
     if missing := missing_sources_line(visible_data(later(said.get("source_missing", [])))):
         out += [prose(missing), ""]
     return "\n".join(out).rstrip() + "\n"
@@ -129,6 +131,8 @@ def _problems_of(kind: Kind, items: list[Alike[ProblemOf]], names: _Names) -> li
         out += [""]
         if p["exception"]:
             out += [f"**Exception:** {code(p['exception'])}", ""]
+        if p.get("severity"):
+            out += [f"**Severity:** {prose(p['severity'])} · {code(p['cause'])}", ""]
         out += [f"**Why:** {prose(p['why'])}", ""]
         if found.count > 1:  # compile ids that say the same but for their numbers
             last = names.shown(found.last[0])

@@ -20,7 +20,7 @@ from tlview.views.tree import TreeEntry
 # What each kind of problem looks like, in the report's lists and the UI's panes (a failure in
 # bold: without colour, weight says it).
 CAUSE_STYLE = {"recompile": "cyan", "graph_break": "yellow", "restart": "yellow", "failure": "bold red",
-               "frame_skipped": "bold red"}
+               "frame_skipped": "bold red", "perf": "magenta"}
 PHASE_STYLE = dict(zip(PHASES, ("blue", "magenta", "green", "yellow", "cyan")))
 BAR_WIDTH = 40
 

@@ -233,19 +233,24 @@ def _graph_break(problem: CompileProblem) -> GraphBreakEntry:
 
 def problem_entry(problem: CompileProblem, sources: SourceFiles | None = None) -> CompileProblemEntry:
     """A problem of the verdict as --json gives it (and --report, markdown and --fail-on read)."""
-    return {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
-            "fix": fix_for(problem), "compile_id": problem.compile_id,
-            "function": problem.function, "resumed_at": problem.resumed_at,
-            "location": problem.user_location,
-            "against": problem.against.id if problem.against is not None else None,
-            "logged": problem.logged, "primary": problem.primary,
-            "follows": problem.follows.compile_id if problem.follows is not None else None,
-            "message": problem.message.split("\n", 1)[0],
-            "exception": problem.evidence.fail_type if problem.kind is Kind.FAILURE else None,
-            "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
-            # the records it is read from: record numbers in the compile id's own log
-            "evidence": [rec for src, rec in problem.records if src is not None],
-            "source": _source_lines(problem.source_place, sources)}
+    entry: CompileProblemEntry = {"kind": problem.kind.key, "cause": problem.cause, "why": problem.why,
+                                  "fix": fix_for(problem), "compile_id": problem.compile_id,
+                                  "function": problem.function, "resumed_at": problem.resumed_at,
+                                  "location": problem.user_location,
+                                  "against": problem.against.id if problem.against is not None else None,
+                                  "logged": problem.logged, "primary": problem.primary,
+                                  "follows": problem.follows.compile_id if problem.follows is not None else None,
+                                  "message": problem.message.split("\n", 1)[0],
+                                  "exception": problem.evidence.fail_type if problem.kind is Kind.FAILURE else None,
+                                  "fail_reason": problem.evidence.fail_reason if problem.kind is Kind.FAILURE else None,
+                                  # the records it is read from: record numbers in the compile id's own log
+                                  "evidence": [rec for src, rec in problem.records if src is not None],
+                                  # (a perf problem torch told no line of, as a long compile: none)
+                                  "source": _source_lines(problem.source_place, sources)
+                                  if problem.kind is not Kind.PERF or problem.place_told else None}
+    if problem.kind is Kind.PERF and problem.severity is not None:
+        entry["severity"] = problem.severity
+    return entry
 
 
 def outside_entry(node: CompileNode, sources: SourceFiles | None = None) -> OutsideEntry:

@@ -18,6 +18,7 @@ from rich.text import Text
 from tlview.domain.ddp_split import DdpSplit
 from tlview.domain.reasons import reason_summary
 from tlview.domain.status import Status
+from tlview.domain.verdict import Kind
 from tlview.report.alike import (
     Alike,
     Folding,
@@ -25,6 +26,7 @@ from tlview.report.alike import (
     Shown,
     diagnosis_key,
     failure_key,
+    problem_key,
     row_key,
     some_ids,
 )
@@ -42,6 +44,7 @@ from tlview.report.json_types import (
     TimelineRow,
     Totals,
 )
+from tlview.report.perf_look import costliest_first
 from tlview.report.rank_fold import fold, named, source_said, who
 from tlview.report.rich_text import (
     CAUSE_STYLE,
@@ -82,6 +85,7 @@ def render_report(summary: Summary, console: Console) -> None:
     _compile_table(found.rows, names, bool(said.get("filter")), console)
     _graph_breaks(said["graph_break_summary"], grouped, console)
     _diagnoses(found.diagnosed, names, console)
+    _perf(found.perf, names, console)
     if found.diagnosed:
         _missing_sources(said, console)
     _ddp_splits(found.rows, names, console)
@@ -105,22 +109,28 @@ class _Found:
     rows: list[Alike[CompileEntry]]
     diagnosed: list[Alike[tuple[CompileEntry, DiagnosisEntry]]]
     failures: list[Alike[ProblemOf]]
+    perf: list[Alike[ProblemOf]]  # costliest first (perf_look.py)
 
     @classmethod
     def of(cls, summary: Summary) -> _Found:
         rows: Folding[CompileEntry] = Folding(row_key)
         diagnosed: Folding[tuple[CompileEntry, DiagnosisEntry]] = Folding(diagnosis_key)
         failures: Folding[ProblemOf] = Folding(failure_key)
+        perf: Folding[ProblemOf] = Folding(problem_key)
         for e in summary["compiles"]:
             rows.add(e)
             for d in e["diagnosis"]:
-                diagnosed.add((e, d))
+                if d["kind"] != Kind.PERF.key:  # (in a section of their own)
+                    diagnosed.add((e, d))
+            for p in e["verdict"]:
+                if p["kind"] == Kind.PERF.key:
+                    perf.add((e, p))
             _add_failures(failures, e)
         for outside in summary["outside_compiles"]:
             _add_failures(failures, outside)
         # a frame run eagerly leads: none of it is compiled
         diagnosed.found.sort(key=lambda found: found.first[1]["kind"] != "frame_skipped")
-        return cls(rows.found, diagnosed.found, failures.found)
+        return cls(rows.found, diagnosed.found, failures.found, costliest_first(perf.found))
 
 
 def _add_failures(failures: Folding[ProblemOf], entry: CompileEntry | OutsideEntry) -> None:
@@ -279,6 +289,22 @@ def _diagnoses(diagnosed: list[Alike[tuple[CompileEntry, DiagnosisEntry]]], name
             console.print(Text(f"      at {visible_name(d['source']['path'])}:{d['source']['line']}", style="dim"))
             for text, marked in source_lines(d["source"]):
                 console.print(Text(f"      {text}", style="bold" if marked else "dim"))
+
+
+def _perf(found: list[Alike[ProblemOf]], names: _Names, console: Console) -> None:
+    """Why the compiled code is slower than it could be: what costs time first, then the most
+    frequent; each with its severity, fix and the user's line."""
+    if found:
+        console.print(Text("Perf", style="bold"))
+    for alike in found:
+        p = visible_data(alike.first[1])
+        line = Text(f"  {names.alike(alike.first[0], alike.last[0], alike.count)} ", style="bold")
+        line.append(f"{p['cause']} ({p.get('severity') or ''}): ", style=CAUSE_STYLE.get(Kind.PERF.key, ""))
+        line.append(one_line(p["why"], 160))
+        console.print(line)
+        console.print(Text(f"      fix: {one_line(p['fix'], FIX_CHARS)}", style="dim"))
+        if p["location"]:
+            console.print(Text(f"      at {visible_name(p['location'])}", style="dim"))
 
 
 def _ddp_splits(rows: list[Alike[CompileEntry]], names: _Names, console: Console) -> None:

@@ -1,0 +1,401 @@
+"""Perf problems: why a compiled model is not as fast as it could be, from what torch told of each
+compile id, classed in torch's own words. verdict.py makes each a problem of Kind.PERF; the fixes
+are diagnose's (diagnose/perf_fixes.py).
+
+What each source tells (checked against real runs on an H200, fixtures/gpu_perf/README.md):
+- TORCH_LOGS `cudagraphs`: Inductor's graph partitions and why an op is not cudagraphable
+  (`op8: reason=cpu ops, ir=DeviceCopy, fx=...` and the user's line after it), a CUDA graph
+  skipped (`skipping cudagraphs due to mutated inputs ... Found from :` and a stack), a CUDA
+  graph recorded per input size, a graph re-recorded. In default mode every graph says
+  `0 cudagraphable` with `reason=partition includes all ops when cudagraphs is disabled`: no
+  problem. Text only: none of it is in the trace but a whole-graph skip.
+- TORCH_LOGS `perf_hints`: fallback kernels, grad tensors copied into CUDA graphs, tiling.
+- the trace: `cudagraph_skip_reason` and compile times in the compilation metrics, and the
+  unbacked symbols a value read on the host inside the graph makes (`.item()`, `nonzero`), each
+  with the user's line.
+
+Only the typed summaries below are kept on a compile id (never a payload).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from tlview.domain.reasons import is_library_path
+
+COSTS_TIME, INFORMATIONAL = "costs time", "informational"  # a perf problem's severity
+
+# A compile this long is a hotspot to act on. Cold compiles of the small functions in the GPU
+# runs took 1-4 s, where a cache saves little; a max-autotune compile took 20 s of a 21.7 s first
+# call, and a kept cache brought it to 1 s. Ten seconds is where a user waits and asks.
+COMPILE_TIME_HOTSPOT_S = 10.0
+# Autotuning is named as where the time went when it took at least this share of the compile.
+AUTOTUNE_SHARE_NAMED = 0.3
+
+DISABLED_REASON = "partition includes all ops when cudagraphs is disabled"
+# Fallback kernels that are the fast path, not a missing lowering: attention kernels.
+_EXPECTED_FALLBACK = re.compile(r"_scaled_dot_product_\w*attention|_flash_attention|_efficient_attention|"
+                                r"_cudnn_attention")
+
+
+@dataclass(slots=True)
+class PartitionOp:
+    """An op Inductor kept out of the CUDA graphs: torch's reason, its IR node, its FX node."""
+
+    name: str  # `op8`
+    reason: str  # `cpu ops`, `DeviceCopy ops`, `unbacked binding ops`, ...
+    ir: str  # `DeviceCopy`
+    fx: str | None  # `prims.device_put.default(mean, cpu)`
+    place: str | None = None  # `file:line` of the user's line torch printed after it
+    code: str | None = None  # that line's text
+
+
+@dataclass(slots=True)
+class Partitions:
+    """`Created 2 graph partitions: 1 cudagraphable, 1 non-cudagraphable`, and its ops."""
+
+    total: int
+    cudagraphable: int
+    ops: list[PartitionOp] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class CudagraphSkip:
+    """A graph run without CUDA graphs: torch's reason, and the user's line it found."""
+
+    reason: str  # `mutated inputs (1 instances)`, `cpu device (arg3_1)`
+    place: str | None = None
+    code: str | None = None
+
+
+@dataclass(slots=True)
+class PerfHint:
+    """One `perf_hints` line, typed."""
+
+    kind: str  # fallback, static_inputs, tiling, other
+    subject: str | None  # the op (`aten.median.dim`), the tensors copied
+    text: str  # its first line
+
+
+@dataclass(slots=True)
+class HostSync:
+    """A value read on the host inside the graph: an unbacked symbol made in the user's code."""
+
+    symbol: str  # `zuf0` (a float .item()), `u0`
+    file: int | str  # the user frame's file: a string-table id, named when judged (the table is whole then)
+    line: int | None
+    code: str | None
+
+
+@dataclass(slots=True)
+class PerfEvidence:
+    """What torch told of one compile id's speed (made the first time something is told)."""
+
+    partitions: list[Partitions] = field(default_factory=list)
+    skips: list[CudagraphSkip] = field(default_factory=list)
+    hints: list[PerfHint] = field(default_factory=list)
+    host_syncs: list[HostSync] = field(default_factory=list)
+    sizes: int = 0  # distinct input sizes a CUDA graph was recorded for (the warning's count)
+    rerecords: int = 0  # `Re-recording function=...` lines
+    rerecord_reason: str | None = None
+
+    def joined(self, later: PerfEvidence) -> PerfEvidence:
+        """This and what a later part of the same file told, in order."""
+        return PerfEvidence(self.partitions + later.partitions, self.skips + later.skips,
+                            self.hints + later.hints, self.host_syncs + later.host_syncs,
+                            max(self.sizes, later.sizes), self.rerecords + later.rerecords,
+                            later.rerecord_reason or self.rerecord_reason)
+
+
+# ---- TORCH_LOGS lines -----------------------------------------------------------------------------
+
+_CREATED = re.compile(r"^Created (\d+) graph partitions: (\d+) cudagraphable, (\d+) non-cudagraphable")
+_OP = re.compile(r"^\s*(?P<name>op\w+): reason=(?P<reason>.*?), ir=(?P<ir>[^,\s]+)(?:, fx=(?P<fx>.*))?$")
+_FILE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
+_SKIP = re.compile(r"^skipping cudagraphs due to (?P<reason>.*?)\.? *Found from ?:")
+_SKIP_AGAIN = "skipping cudagraphs due to "
+_SIZES = re.compile(r"CUDAGraph supports dynamic shapes .*?observed (\d+) distinct sizes")
+RERECORD = re.compile(r"^(?:\[(?P<cid>[^\]]+)\] )?Re-recording function=(?P<fn>[^,]+), reason=(?P<reason>.*?)\.?$")
+_FALLBACK = re.compile(r"Using FallbackKernel: (?:torch\.ops\.)?(?P<op>\S+)")
+_GRADS = re.compile(r"Grad tensors \[(?P<names>.*?)\] will be copied")
+# Hints that tell what Inductor did in its own passes, nothing the user's code can change: no
+# problem (every CPU compile of torch 2.11 says the first).
+_NOT_FOR_THE_USER = ("Skip comprehensive padding",)
+
+
+def user_frame(lines: list[str]) -> tuple[str, str, str | None] | None:
+    """(`file:line`, function, the line's code) of the innermost frame in the user's code of a
+    stack torch printed (`File "...", line N, in f` and the code under it)."""
+    found = None
+    for at, line in enumerate(lines):
+        if (m := _FILE.match(line)) and not is_library_path(m.group("path")):
+            code = lines[at + 1].strip() if at + 1 < len(lines) and not _FILE.match(lines[at + 1]) else None
+            found = (f"{m.group('path')}:{m.group('line')}", m.group("fn"), code or None)
+    return found
+
+
+def skip_reason(text: str) -> str:
+    """torch's reason for a skip, once (torch 2.11 says `due to skipping cudagraphs due to`)."""
+    m = _SKIP.match(text)
+    reason = m.group("reason") if m else text.split("\n", 1)[0]
+    while reason.startswith(_SKIP_AGAIN):
+        reason = reason[len(_SKIP_AGAIN):]
+    return reason.strip().rstrip(".")
+
+
+def read_cudagraphs(evidence: PerfEvidence, lines: list[str]) -> None:
+    """Add what one `cudagraphs` record tells (its lines, prefixes off) to a compile id's evidence.
+    Each line of a partition's listing is a record of its own (another line of torch's source):
+    an op's `File` lines belong to the op listed last."""
+    first = lines[0] if lines else ""
+    if m := _CREATED.match(first):
+        evidence.partitions.append(Partitions(int(m.group(1)), int(m.group(2))))
+    elif m := _OP.match(first):
+        if evidence.partitions:
+            evidence.partitions[-1].ops.append(PartitionOp(m.group("name"), m.group("reason").strip(),
+                                                           m.group("ir"), m.group("fx")))
+    elif _FILE.match(first):
+        ops = evidence.partitions[-1].ops if evidence.partitions else []
+        if ops and ops[-1].place is None and (frame := user_frame(lines)) is not None:
+            ops[-1].place, _, ops[-1].code = frame
+    elif _SKIP.match(first):
+        frame = user_frame(lines[1:])
+        evidence.skips.append(CudagraphSkip(skip_reason(first), *(frame[0], frame[2]) if frame else (None, None)))
+    elif m := _SIZES.search(first):
+        evidence.sizes = max(evidence.sizes, int(m.group(1)))
+    elif m := RERECORD.match(first):
+        # (re-recordings logged in the same microsecond are one record: each of its lines counts)
+        evidence.rerecords += sum(1 for line in lines if RERECORD.match(line))
+        evidence.rerecord_reason = m.group("reason")
+
+
+def is_skip(first_line: str) -> bool:
+    return _SKIP.match(first_line) is not None
+
+
+def is_sizes_warning(first_line: str) -> bool:
+    return _SIZES.search(first_line) is not None
+
+
+def perf_hint(text: str) -> PerfHint:
+    """A `perf_hints` record typed: a fallback kernel (its op), grads copied into CUDA graphs
+    (the tensors), Inductor's tiling note, else other."""
+    first = text.split("\n", 1)[0]
+    if m := _FALLBACK.search(first):
+        return PerfHint("fallback", m.group("op"), first)
+    if m := _GRADS.search(text):
+        return PerfHint("static_inputs", m.group("names").replace("\\'", "'"), first)
+    if "bad tiling" in text:
+        return PerfHint("tiling", None, first)
+    if any(note in first for note in _NOT_FOR_THE_USER):
+        return PerfHint("internal", None, first)
+    return PerfHint("other", None, first)
+
+
+def expected_fallback(op: str | None) -> bool:
+    """A fallback kernel that is the fast path (an attention kernel), not a missing lowering."""
+    return bool(op and _EXPECTED_FALLBACK.search(op))
+
+
+# ---- the problems ---------------------------------------------------------------------------------
+
+@dataclass(frozen=True, slots=True)
+class PerfFinding:
+    """One perf problem of a compile id, before verdict.py makes it a CompileProblem."""
+
+    cause: str  # the class, from torch's words (`cudagraph_split_cpu_ops`)
+    why: str
+    severity: str  # COSTS_TIME or INFORMATIONAL
+    message: str  # what torch said
+    place: str | None = None  # the user's line
+    subject: str | None = None  # what the fix names: the op, the tensors, the reason
+    facts: Any = None  # what the fix is chosen from (the PartitionOp, CudagraphSkip, times)
+
+
+@dataclass(frozen=True, slots=True)
+class CompileTime:
+    """Where a long compile's time went (its compilation metrics)."""
+
+    seconds: float
+    autotune_seconds: float
+    triton_seconds: float
+    cache_missed: bool
+
+
+def slug(words: str) -> str:
+    """`DeviceCopy ops` -> `devicecopy_ops`; `mutated inputs (1 instances)` -> `mutated_inputs`."""
+    words = re.sub(r"\(.*?\)", "", words).lower()
+    return re.sub(r"[^a-z0-9]+", "_", words).strip("_") or "other"
+
+
+def perf_findings(evidence: PerfEvidence | None, metrics: dict[str, Any] | None,
+                  whole_skip: str | None, file_name: Callable[[int | str], str] = str) -> list[PerfFinding]:
+    """The perf problems of one compile id from its evidence (text), its compilation metrics and
+    the trace's whole-graph skip reason (`cudagraph_skip_reason`); `file_name` names a trace's
+    file ids (TraceFile.frame_filename)."""
+    found: list[PerfFinding] = []
+    evidence = evidence or PerfEvidence()
+    found += _split_findings(evidence)
+    found += _skip_findings(evidence, whole_skip)
+    if evidence.sizes:
+        found.append(PerfFinding(
+            "cudagraph_per_size", f"a CUDA graph was recorded for each of {evidence.sizes} distinct input sizes: "
+            "each new size records (and keeps) another graph, and pays its recording", COSTS_TIME,
+            f"CUDAGraph supports dynamic shapes by recording a new graph for each distinct input size ... "
+            f"observed {evidence.sizes} distinct sizes", facts=evidence.sizes))
+    if evidence.rerecords:
+        found.append(PerfFinding(
+            "cudagraph_rerecorded", f"the CUDA graph was recorded again {evidence.rerecords:,} times "
+            f"({evidence.rerecord_reason or 'reason not logged'}): an input torch took as static "
+            "moved to another address", COSTS_TIME,
+            f"Re-recording function=..., reason={evidence.rerecord_reason}", subject=evidence.rerecord_reason,
+            facts=evidence.rerecords))
+    found += _hint_findings(evidence)
+    # (a data-dependent op that split the CUDA graph is told once, by its split)
+    split_at = {f.place for f in found if f.cause.startswith("cudagraph_split_")}
+    found += [f for f in _host_sync_findings(evidence, file_name) if f.place is None or f.place not in split_at]
+    if (hotspot := compile_time_of(metrics)) is not None:
+        found.append(_compile_time_finding(hotspot))
+    return found
+
+
+def _split_findings(evidence: PerfEvidence) -> list[PerfFinding]:
+    """One problem per reason and user's line of the ops kept out of the CUDA graphs (of the
+    compile id's last partitioning: a restart partitions again)."""
+    if not evidence.partitions:
+        return []
+    partitions = evidence.partitions[-1]
+    seen: dict[tuple[str, str | None], PerfFinding] = {}
+    for op in partitions.ops:
+        if op.reason == DISABLED_REASON or (op.reason, op.place) in seen:
+            continue
+        what = f"{op.fx or op.ir}"
+        if op.ir == "DeviceCopy" and op.fx and re.search(r",\s*cpu\)", op.fx):
+            why = ("a copy to the host inside the compiled function splits the CUDA graph: it runs outside it "
+                   "every call")
+        elif op.ir == "DeviceCopy":
+            why = ("a tensor from the host is copied to the GPU inside the compiled function: that copy runs "
+                   "outside the CUDA graph every call")
+        elif op.reason == "unbacked binding ops":
+            why = f"{what} has a data-dependent size: it syncs with the host and runs outside the CUDA graph"
+        elif op.ir == "AssertScalar":
+            why = "a runtime check of a data-dependent value runs on the CPU, outside the CUDA graph"
+        elif op.reason == "dynamic shape ops":
+            why = "ops with dynamic shapes are kept out of the CUDA graphs (cudagraph_skip_dynamic_graphs)"
+        else:
+            why = f"{what} is not cudagraphable ({op.reason}): it runs outside the CUDA graph every call"
+        seen[(op.reason, op.place)] = PerfFinding(
+            f"cudagraph_split_{slug(op.reason)}",
+            f"{why} ({partitions.total} partitions, {partitions.total - partitions.cudagraphable} not cudagraphable)",
+            COSTS_TIME, f"{op.name}: reason={op.reason}, ir={op.ir}" + (f", fx={op.fx}" if op.fx else ""),
+            op.place, op.reason, op)
+    return list(seen.values())
+
+
+def _skip_findings(evidence: PerfEvidence, whole_skip: str | None) -> list[PerfFinding]:
+    """A graph run without CUDA graphs: each reason once (the trace and the text tell the same)."""
+    skips = list(evidence.skips)
+    if whole_skip:
+        lines = whole_skip.split("\n")
+        frame = user_frame(lines[1:])
+        skips.insert(0, CudagraphSkip(skip_reason(lines[0]), *(frame[0], frame[2]) if frame else (None, None)))
+    found: dict[str, PerfFinding] = {}
+    for skip in skips:
+        cause = f"cudagraph_skipped_{slug(skip.reason)}"
+        if cause in found:
+            continue
+        if cause == "cudagraph_skipped_mutated_inputs":
+            why = "the compiled function changes an input in place, so the whole graph runs without a CUDA graph"
+        elif cause == "cudagraph_skipped_cpu_device":
+            why = f"an input on the CPU ({_inside(skip.reason)}) keeps the whole graph out of CUDA graphs"
+        else:
+            why = f"the whole graph runs without a CUDA graph: {skip.reason}"
+        found[cause] = PerfFinding(cause, why, COSTS_TIME, f"skipping cudagraphs due to {skip.reason}",
+                                   skip.place, skip.reason, skip)
+    return list(found.values())
+
+
+def _inside(reason: str) -> str:
+    m = re.search(r"\((.*?)\)", reason)
+    return m.group(1) if m else reason
+
+
+def _hint_findings(evidence: PerfEvidence) -> list[PerfFinding]:
+    found: list[PerfFinding] = []
+    for hint in evidence.hints:
+        if hint.kind == "fallback":
+            if expected_fallback(hint.subject):
+                found.append(PerfFinding("fallback_kernel_expected", f"{hint.subject} runs as its own kernel: "
+                                         "an attention kernel, as expected", INFORMATIONAL, hint.text,
+                                         subject=hint.subject))
+            else:
+                found.append(PerfFinding("fallback_kernel", f"Inductor has no lowering of {hint.subject}: it "
+                                         "runs as an ATen kernel, not fused with the ops around it",
+                                         INFORMATIONAL, hint.text, subject=hint.subject))
+        elif hint.kind == "internal":
+            continue
+        elif hint.kind == "static_inputs":
+            found.append(PerfFinding("static_inputs_copied", "the grad tensors are copied into the CUDA graph's "
+                                     "buffers on every call (their addresses are not marked static)",
+                                     COSTS_TIME, hint.text, subject=hint.subject))
+        else:
+            found.append(PerfFinding("inductor_hint", f"Inductor's note on its own code: {hint.text[:200]}",
+                                     INFORMATIONAL, hint.text))
+    return found
+
+
+# What reads a device value on the host in a line of the user's: `.item()`, `.tolist()`, and the
+# ops whose output size is data-dependent. Other lines an unbacked symbol is made at only carry
+# one on (`n = idx.shape[0]` after a nonzero): the sync was at the op.
+_SYNCS = re.compile(r"\.(?:item|tolist)\(|\b(?:nonzero|argwhere|unique|unique_consecutive|masked_select|"
+                    r"bincount|repeat_interleave)\(")
+
+
+def _host_sync_findings(evidence: PerfEvidence, file_name: Callable[[int | str], str]) -> list[PerfFinding]:
+    found: dict[str | None, PerfFinding] = {}
+    for sync in evidence.host_syncs:
+        code = (sync.code or "").split("  #", 1)[0].strip()  # (the line's comment off)
+        path = file_name(sync.file)
+        place = f"{path}:{sync.line}"
+        if place in found or is_library_path(path) or not _SYNCS.search(code):
+            continue
+        item = ".item()" in code or ".tolist()" in code or sync.symbol.startswith("zuf")
+        what = f"`{code}`" if code else "a value"
+        why = (f"{what} reads a tensor's value on the host inside the compiled graph: the host waits for "
+               "the device there each call" if item else
+               f"{what} makes a data-dependent size inside the compiled graph: the host waits for the "
+               "device to know it")
+        found[place] = PerfFinding("host_sync", why, COSTS_TIME, f"unbacked symbol {sync.symbol}",
+                                   place, "item" if item else "data_dependent", sync)
+    return list(found.values())
+
+
+def _us(metrics: dict[str, Any], key: str) -> float:
+    value = metrics.get(key)
+    return value / 1e6 if isinstance(value, (int, float)) and not isinstance(value, bool) else 0.0
+
+
+def compile_time_of(metrics: dict[str, Any] | None) -> CompileTime | None:
+    """A compile at least COMPILE_TIME_HOTSPOT_S long, and where its time went; else None."""
+    seconds = (metrics or {}).get("entire_frame_compile_time_s")
+    if not isinstance(seconds, (int, float)) or isinstance(seconds, bool) or seconds < COMPILE_TIME_HOTSPOT_S:
+        return None
+    assert metrics is not None  # (a time was read from them)
+    missed = metrics.get("inductor_fx_local_cache_miss_count")
+    return CompileTime(float(seconds), _us(metrics, "compile_time_autotune_time_us"),
+                       _us(metrics, "triton_compile_time_us"), isinstance(missed, int) and missed > 0)
+
+
+def _compile_time_finding(time: CompileTime) -> PerfFinding:
+    parts = []
+    if time.autotune_seconds >= 0.05:
+        parts.append(f"autotuning {time.autotune_seconds:.1f} s ({time.autotune_seconds / time.seconds:.0%})")
+    if time.triton_seconds >= 0.05:
+        parts.append(f"Triton compilation {time.triton_seconds:.1f} s")
+    went = f": {', '.join(parts)}" if parts else ""
+    cache = "; the FX graph cache missed (a cold cache)" if time.cache_missed else ""
+    return PerfFinding("compile_time", f"the compile took {time.seconds:.1f} s{went}{cache}", COSTS_TIME,
+                       f"entire_frame_compile_time_s {time.seconds:.1f}", facts=time)
