@@ -104,3 +104,17 @@ def test_every_relative_link_leads_to_a_file(document):
     assert relative or document.name != "README.md"  # the README links into docs/
     missing = [t for t in relative if not (document.parent / t).exists()]
     assert not missing, f"{document.relative_to(ROOT)} links to files that do not exist: {missing}"
+
+
+def test_the_readme_s_first_minute_quotes_what_tlview_says_first():
+    """The tour's first line is the headline `--report` prints for the README's run (the explorer
+    shows the same line on top: test_worst_problem.py)."""
+    from conftest import run_cli
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    quoted = readme.split("The line on top says what happened: `", 1)[1].split("`", 1)[0]
+    quoted = " ".join(quoted.split()).removeprefix("⚠ ")
+    code, out = run_cli("--report", str(ROOT / "fixtures" / "corpus" / "graph_breaks"))
+    assert code == 0
+    headline = out.splitlines()[1]
+    assert headline.startswith(quoted), (quoted, headline)
