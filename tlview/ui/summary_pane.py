@@ -69,7 +69,8 @@ def compile_summary(entry: TreeEntry, grouped: bool = False, sources: SourceFile
     if diagnoses:
         parts.append(Text("\nwhy, and what to do", style="bold"))
         for d in diagnoses:
-            line = Text(f"  {d.kind} · {d.cause}: ", style=CAUSE_STYLE.get(d.kind, ""))
+            said = d.kind if d.cause == d.kind else f"{d.kind} · {d.cause}"  # (a frame run eagerly's are one)
+            line = Text(f"  {said}: ", style=CAUSE_STYLE.get(d.kind, ""))
             line.append(visible(d.why))
             parts.append(line)
             parts.append(Text(f"    fix: {visible(d.fix)}", style="dim"))
