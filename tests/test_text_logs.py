@@ -160,3 +160,32 @@ def test_prints_and_warnings_inside_a_record_are_kept_apart(tmp_path):
     index = open_index(str(path))
     untagged = "\n".join(r.load_text() for r in index.untagged)
     assert all(line in untagged for line in stray)
+
+
+def test_errors_a_backend_logged_and_caught_are_no_failure(gpu_perf_runs):
+    """max-autotune on an H200 (torch 2.11): Inductor logged two ERROR tracebacks under [0/0]
+    ("No valid triton configs. OutOfMemoryError: out of resource: triton_mm", a choice that did
+    not fit) and went on: "Step 2: done compiler function inductor". The text read them as the
+    compile's failure; the trace of the same run says it compiled."""
+    from tlview.index.indexing import open_index
+
+    for mode in ("bug", "warm"):
+        run = gpu_perf_runs / "gpu_perf" / f"autotune.{mode}"
+        text, trace = open_index(str(run / "torch_logs.txt")), open_index(str(run / "trace"))
+        for index in (text, trace):
+            (compile_,) = [c for f in index.frames.values() for c in f.compiles]
+            assert compile_.failure is None and compile_.status.word == "ok", (mode, compile_.status)
+        (node,) = [n for f in text.frames.values() for c in f.compiles for n in c.attempts]
+        assert len(node.errors) == 2  # still told (the Log pane), not as a failure
+
+
+def test_a_frame_torch_skips_for_no_ops_in_its_own_words_is_no_failure(gpu_perf_runs):
+    """torch 2.11 says "[3/0] Received signal to skip frame (without graph break): No ops traced
+    for the FX graph" (the optimizer's resume function): nothing to compile, no failure (the
+    text said "failure [3/0]: the compile stopped while tracing and logged no reason")."""
+    from tlview.index.indexing import open_index
+
+    index = open_index(str(gpu_perf_runs / "gpu_perf" / "opt_step.bug" / "torch_logs.txt"))
+    compiles = {c.head.id: c for f in index.frames.values() for c in f.compiles}
+    assert compiles["3/0"].failure is None
+    assert not any(c.failure for c in compiles.values())

@@ -44,6 +44,8 @@ class TextEvidence:
     recompile_reasons: list[RecompileReason] = field(default_factory=list)
     failure: Failure | None = None
     silent_failure: bool = False  # the failure is inferred: the compile ended with no result
+    failure_in_backend: bool = False  # the failure is an ERROR record logged while its backend ran
+    errors_caught: int = 0  # its first ERROR records, logged before its backend returned: caught
     debug: bool = False  # `+dynamo` lines are logged ("torchdynamo start compiling")
     backend: str | None = None  # "Step 2: calling compiler function inductor"
     backend_done: bool = False  # "Step 2: done compiler function inductor"
@@ -188,7 +190,8 @@ class CompileNode:
             return failure_of_traceback(self.errors[0]) if self.errors and final is None else None
         if self.text.failure is not None:
             return self.text.failure
-        return failure_of_traceback(self.errors[0]) if self.errors else None
+        uncaught = self.errors[self.text.errors_caught:]
+        return failure_of_traceback(uncaught[0]) if uncaught else None
 
     def artifact_names(self) -> list[str]:
         return list(dict.fromkeys(art.name for art in self.artifacts))

@@ -356,12 +356,22 @@ def on_dynamo_text(index: Index, record: Record) -> None:
         evidence.start = f"{m.group('fn')} {m.group('loc')}"
         evidence.debug = evidence.debug or first.startswith("torchdynamo start compiling")
         index.name_frame(node, m.group("fn"), m.group("loc"), SURE)
+    elif first.startswith("Received signal to skip frame") and "No ops traced" in first:
+        # torch 2.11's word for the `skipping: f (reason: ... No ops traced` above, with its id
+        evidence.no_ops = True
+        if evidence.silent_failure:  # it did not fail: it had nothing to compile
+            evidence.failure, evidence.silent_failure = None, False
     elif first.startswith("Restarting analysis due to"):
         evidence.restarts.append(first)
     elif first.startswith("Step 2: calling compiler function"):
         evidence.backend = first.rsplit(" ", 1)[-1]
     elif first.startswith("Step 2: done compiler function"):
         evidence.backend_done = True
+        # The backend returned: the errors it logged meanwhile it caught (autotuning's choices
+        # that failed to compile: "No valid triton configs. OutOfMemoryError: out of resource").
+        evidence.errors_caught = len(node.errors)
+        if evidence.failure_in_backend:
+            evidence.failure, evidence.failure_in_backend = None, False
     elif first.startswith("run_gc_after_compile"):
         evidence.ended = True
         on_compile_ended(node)
@@ -425,6 +435,7 @@ def on_text_error(index: Index, record: Record) -> None:
     node.errors.append(record.payload or "")
     if node.text.failure is None:
         node.text.failure = failure_in(_text(record).lines)
+        node.text.failure_in_backend = node.text.compiled and not node.text.backend_done
 
 
 def on_plain_text(index: Index, record: Record) -> None:
