@@ -63,3 +63,13 @@ def test_a_search_in_payloads_finds_the_regexs_matches():
     as_text = [n for n, _d, _t in search_payloads(index, r"f32[\d+", lambda n: False, lambda: False)
                if n is not None]
     assert not as_text  # not a regex: the text itself, which no payload holds
+
+
+def test_a_compile_id_in_brackets_is_that_text_not_a_class_of_its_characters():
+    """`/[3/2]` in the Run pane found every "2" and "/" (a regex class): a compile id in
+    brackets is searched as written, the rest of the query still a regex."""
+    assert TextQuery("[3/2]").spans("2 / [3/2]") == [(4, 9)]
+    assert TextQuery("[0/0_1]").count("[0/0] [0/0_1]") == 1
+    assert TextQuery(r"\[3/2\] rank \d").spans("[3/2] rank 1") == [(0, 12)]  # escaped by hand too
+    assert TextQuery("[3/2] rank [0-9]").spans("[3/2] rank 7, [3/2] rank x") == [(0, 12)]
+    assert TextQuery("x[0-9]").count("x1 x2 x[0-9]") == 2  # a class that is no compile id stays one

@@ -1,6 +1,7 @@
 """What the user types to search: a regular expression, as lnav and less take it, with smart case
 (a query in lower case ignores case). A query that is not a valid regex is searched as the plain
-text it is (`is_regex` False: the caller tells the user so, once).
+text it is (`is_regex` False: the caller tells the user so, once); a compile id in brackets in it
+(`[3/2]`) is always that text.
 
 The one query of both searches: the tree's filter text (views/filters.py, and in payloads,
 views/search.py) and a pane's search (ui/search.py).
@@ -10,6 +11,12 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
+
+# A compile id as tlview and torch write it, `[3/2]`, `[0/0_1]`, `[1/0] rank 2`: what a reader of
+# these logs searches for most, and as a regex a class of its characters ("3", "/" or "2"), never
+# what they meant (`/[3/2]` in the Run pane found every 2). Read as the text it is.
+_COMPILE_ID = re.compile(r"\[\d+/\d+(?:_\d+)?\]")
 
 
 class TextQuery:
@@ -25,7 +32,7 @@ class TextQuery:
         self.text = text
         self.folds = text == text.lower()  # smart case
         try:
-            self._pattern = re.compile(text)
+            self._pattern = re.compile(_COMPILE_ID.sub(lambda m: re.escape(m.group()), text))
             self.is_regex = True
         except (re.error, OverflowError, RecursionError):
             self._pattern = re.compile(re.escape(text))
