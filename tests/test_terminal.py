@@ -56,9 +56,10 @@ def test_80x24_search_wrap_and_maximize(terminal):
     term.keys("2")
     screen = term.wait_for("class GraphModule")
     lines = screen.splitlines()
-    assert all(str(n) in lines[0] for n in range(1, 10))  # every tab: its number at least
-    assert "? Help" in lines[-1]
+    assert all(str(n) in lines[1] for n in range(1, 10))  # every tab (below the headline): its number at least
     code = next(line for line in lines if "class GraphModule" in line)
+    # the footer's keys, once the run's first notice (source lines not read here) is over
+    assert "? Help" in term.wait_for("? Help").splitlines()[-1]
     assert len(code.split("▕", 1)[1]) >= 40  # the code side of the screen
     term.keys("Enter")  # into the graph
     term.keys("/")

@@ -47,9 +47,17 @@ def _occurrences(view: PayloadView, query: str) -> list[tuple[int, int]]:
     return found
 
 
+def _keys_on_the_footer(app) -> KeyHints:
+    """The footer with its keys: what the app said there for a while (a run's first notice, such
+    as the source lines not read here) is over."""
+    hints = app.query_one(KeyHints)
+    hints.unsay()
+    return hints
+
+
 def _footer_says(app, key: str) -> str:
     """What the footer says a key does, as drawn (one line: `/ Filter`)."""
-    hints = app.query_one(KeyHints)
+    hints = _keys_on_the_footer(app)
     display, description = next((d, words) for k, d, words in hints.shown if k == key)
     drawn = "".join(segment.text for segment in hints.render_line(0))
     assert f"{display} {description}" in drawn
@@ -249,7 +257,7 @@ async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
             assert app.detail.active == tab_id
             tab = app.query_one("#tabs").get_tab(tab_id)
             assert tab.region.right <= 80 and tab.region.width > 0  # drawn on screen
-        footer = app.query_one(KeyHints)
+        footer = _keys_on_the_footer(app)
         drawn = "".join(segment.text for segment in footer.render_line(0))
         assert footer.region.right <= 80 and "? Help" in drawn  # drawn on screen
 
@@ -337,7 +345,7 @@ async def test_the_footer_says_the_keys_of_the_focus_and_a_click_presses_one():
     app = TlviewApp(str(CORPUS / "model"))
     async with app.run_test(size=SIZE) as pilot:
         await ready(app, pilot)
-        hints = app.query_one(KeyHints)
+        hints = _keys_on_the_footer(app)
         drawn = "".join(segment.text for segment in hints.render_line(0))
         assert drawn.startswith(" q Quit  ? Help  / Filter") and drawn.rstrip().endswith("▏ ^p palette")
         await pilot.click(KeyHints, offset=(drawn.index("? Help") + 2, 0))
