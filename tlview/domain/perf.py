@@ -289,7 +289,8 @@ def _split_findings(evidence: PerfEvidence) -> list[PerfFinding]:
             why = f"{what} is not cudagraphable ({op.reason}): it runs outside the CUDA graph every call"
         seen[(op.reason, op.place)] = PerfFinding(
             f"cudagraph_split_{slug(op.reason)}",
-            f"{why} ({partitions.total} partitions, {partitions.total - partitions.cudagraphable} not cudagraphable)",
+            f"{why} ({partitions.total} partition{'' if partitions.total == 1 else 's'}, "
+            f"{partitions.total - partitions.cudagraphable} not cudagraphable)",
             COSTS_TIME, f"{op.name}: reason={op.reason}, ir={op.ir}" + (f", fx={op.fx}" if op.fx else ""),
             op.place, op.reason, op)
     return list(seen.values())
