@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-
 # A compile id as tlview and torch write it, `[3/2]`, `[0/0_1]`, `[1/0] rank 2`: what a reader of
 # these logs searches for most, and as a regex a class of its characters ("3", "/" or "2"), never
 # what they meant (`/[3/2]` in the Run pane found every 2). Read as the text it is.
