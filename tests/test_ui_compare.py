@@ -12,11 +12,11 @@ from tlview.diagnose.compare import ComparedProblem
 from tlview.ui.compare_app import CompareApp
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import Seen
-from tlview.ui.tabs import numbered_tabs
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.search import SearchBar
+from tlview.ui.tabs import numbered_tabs
 from tlview.views.tree import JUMPS
 
 COMPARE = GENERATED / "compare"

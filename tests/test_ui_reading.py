@@ -19,11 +19,11 @@ from conftest import (
 
 from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
-from tlview.ui.tabs import numbered_tabs
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.search import SearchBar, display_line
+from tlview.ui.tabs import numbered_tabs
 from tlview.views.filters import Filter
 
 
