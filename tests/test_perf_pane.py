@@ -196,6 +196,10 @@ async def test_the_compare_head_counts_the_perf_problems_gone(gpu_perf_runs):
         assert re.search(r"perf problems 1 → 0\b", head), head
         gone = [p for p in app.comparison.gone if p.kind == "perf"]
         assert [p.cause for p in gone] == ["cudagraph_per_size"]
+        await until(pilot, lambda: app.tree.cursor_node is not None, what="a cursor")
+        said = said_by(app)
+        await press(pilot, "p")  # the compare view's p: to the problem gone
+        assert said[-1].startswith("perf problem 1 of 1: ") and "[0/2]" in said[-1], said
 
 
 # ---- the rules, without the app (in the fast suite) ----------------------------------------------
