@@ -1,4 +1,4 @@
-"""The compare view is the explorer (#23): its keys (j/k, 1-9, ?, /, n/N, m, b), its footer and
+"""The compare view is the explorer (#23): its keys (j/k, 1-9 0, ?, /, n/N, m, b), its footer and
 help, its messages on the footer's line, and a totals line whose numbers are `--report --compare`'s."""
 
 from __future__ import annotations
@@ -88,7 +88,7 @@ async def test_question_mark_opens_the_help_with_the_compare_keys():
         sections = dict(app.screen.rows)
         assert {"App", "Filter", "Jumps", "Panes", "Tree", "Reading"} <= sections.keys()
         keys = [key for rows in sections.values() for key, _ in rows]
-        assert "1-9" in keys and "m" in keys and "n / N" in keys and "j / k" in keys
+        assert "1-9 0" in keys and "m" in keys and "n / N" in keys and "j / k" in keys
         assert "f" not in keys and "[" not in keys  # a live run's, a run's ranks: not here
         assert ("Enter", "into the pane") in sections["Tree"]
         assert any(key == "/" and "both runs" in what for key, what in sections["Filter"])

@@ -64,11 +64,13 @@ def compile_part(title: str, problems: list[CompileProblem], selection: Selectio
         if problem.message:
             parts.append(Text(f"  torch: {visible(one_line(problem.message, 200))}", style="dim"))
         parts.append(Text(f"  fix: {visible(fix_for(problem))}", style="cyan"))
-        excerpt = selection.excerpt(problem.source_place)
+        # the user's lines where the problem names its own (a long compile, a fallback kernel
+        # has none: the compile's place would say nothing of it)
+        excerpt = selection.excerpt(problem.source_place) if problem.place_told else None
         if excerpt is not None:
             parts.append(source_block(excerpt.as_dict(), indent="  "))
-        elif problem.user_location:
-            parts.append(Text(f"  at {visible(problem.user_location)}", style="dim"))
+        elif problem.place_told and problem.location:
+            parts.append(Text(f"  at {visible(problem.location)}", style="dim"))
         parts.append(Text(""))
     return parts
 

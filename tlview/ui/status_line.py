@@ -135,14 +135,14 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
         add(2, f" · {counted(t.records, 'record')}")
         add(5, f" · {counted(t.compile_ids, 'compile id')}")
         # the verdicts' counts, in the README's words; failures last to go
-        for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 7),
-                                  (Kind.GRAPH_BREAK, YELLOW, 6)):
+        for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 8),
+                                  (Kind.GRAPH_BREAK, YELLOW, 7)):
             count = getattr(t, kind.word)
             add(drop, f" · {kind.count(count)}", style if count else "")
         if t.skipped_frames:  # said only where it happened: the most costly problem, never dropped
             add(None, f" · {Kind.FRAME_SKIPPED.count(t.skipped_frames)}", f"bold {RED}")
         if t.perf:  # said only where there are some, as frames run eagerly (most runs have none)
-            add(6, f" · {Kind.PERF.count(t.perf)}", MAGENTA)  # (goes with the graph breaks)
+            add(6, f" · {Kind.PERF.count(t.perf)}", MAGENTA)  # (goes before the graph breaks)
         if t.problems:
             add(None, f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", RED)
     if facts.filter:
