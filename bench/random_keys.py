@@ -5,9 +5,10 @@
 Not a timing: each run prints `alive`, `quit` (the palette's Quit, exit 0), or `ENDED` with the
 exit code, the last keys and the screen (the traceback, with TLVIEW_DEBUG=1). The arguments
 after the options are tlview's (`--compare A B`, `--follow DIR`, a path); with none, each seed
-drives the explorer and the compare view of the corpus's runs (DEFAULT_RUNS). Movement, digits,
-b/r/x, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, bookmarks (M ' "), the jump to a time (`t`, then
-h/l, `+`, `%`, Enter or Esc), and now and then a filter typed after `/`, 0-80 ms apart. It found
+drives the explorer and the compare view of the corpus's runs (DEFAULT_RUNS). Movement, digits
+(0: the Perf pane), b/r/x/p/P, m, o, y, n/N, `?`, `f`, Tab, Ctrl+P, pages, bookmarks (M ' "), the
+jump to a time (`t`, then h/l, `+`, `%`, Enter or Esc), and now and then a filter typed after `/`
+(`perf` among its words), 0-80 ms apart. It found
 three ways tlview ended in stop 41: a pane shown before it was mounted, the compare view's Run
 pane with nothing selected, Ctrl+P's page keys while its list was replaced (each now a test).
 """
@@ -26,9 +27,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tmux import Tmux
 
-KEYS = [*"jkgGbrxmoy123456789nN?fFJK[] ", *"M'\"thl+%:", "Enter", "Escape", "Tab", "BTab", "Up", "Down",
+KEYS = [*"jkgGbrxpPmoy1234567890nN?fFJK[] ", *"M'\"thl+%:", "Enter", "Escape", "Tab", "BTab", "Up", "Down",
         "PageDown", "PageUp", "Home", "End", "Left", "Right", "C-p"]
-WORDS = ["recompiles", "graph_breaks", "rank:1", "buf0", "x", "errors", "zzzz"]
+WORDS = ["recompiles", "graph_breaks", "rank:1", "buf0", "x", "errors", "perf", "zzzz"]
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "fixtures" / "corpus"
 DEFAULT_RUNS = [[str(CORPUS / "recompiles" / "trace")],

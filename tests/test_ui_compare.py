@@ -1,4 +1,4 @@
-"""The compare view is the explorer (#23): its keys (j/k, 1-9, ?, /, n/N, m, b), its footer and
+"""The compare view is the explorer (#23): its keys (j/k, 1-9 0, ?, /, n/N, m, b), its footer and
 help, its messages on the footer's line, and a totals line whose numbers are `--report --compare`'s."""
 
 from __future__ import annotations
@@ -12,11 +12,11 @@ from tlview.diagnose.compare import ComparedProblem
 from tlview.ui.compare_app import CompareApp
 from tlview.ui.compare_head import CompareHead
 from tlview.ui.compare_tree import Seen
-from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.search import SearchBar
+from tlview.ui.tabs import numbered_tabs
 from tlview.views.tree import JUMPS
 
 COMPARE = GENERATED / "compare"
@@ -69,12 +69,12 @@ async def test_j_and_k_move_and_the_panes_follow_in_each_run():
         assert app.tree.cursor_line == 0
 
 
-async def test_1_to_9_show_each_pane():
+async def test_the_number_keys_show_each_pane():
     app = CompareApp(BEFORE, AFTER)
     async with app.run_test(size=SIZE) as pilot:
         await compared(app, pilot)
-        for number, (tab_id, *_) in reversed(list(enumerate(TABS, 1))):
-            await press(pilot, str(number))
+        for number, (tab_id, *_) in reversed(numbered_tabs()):
+            await press(pilot, number)
             assert app.detail.active == tab_id
             assert app.detail._shown[tab_id] == app.detail.selection  # filled with the selection
 
@@ -88,7 +88,7 @@ async def test_question_mark_opens_the_help_with_the_compare_keys():
         sections = dict(app.screen.rows)
         assert {"App", "Filter", "Jumps", "Panes", "Tree", "Reading"} <= sections.keys()
         keys = [key for rows in sections.values() for key, _ in rows]
-        assert "1-9" in keys and "m" in keys and "n / N" in keys and "j / k" in keys
+        assert "1-9 0" in keys and "m" in keys and "n / N" in keys and "j / k" in keys
         assert "f" not in keys and "[" not in keys  # a live run's, a run's ranks: not here
         assert ("Enter", "into the pane") in sections["Tree"]
         assert any(key == "/" and "both runs" in what for key, what in sections["Filter"])
@@ -254,8 +254,8 @@ async def test_with_nothing_selected_every_pane_opens():
         await type_in(pilot, "zzzz")
         await press(pilot, "enter")
         await until(pilot, lambda: app.detail.selection.index is None, what="nothing selected")
-        for number, (tab_id, *_) in enumerate(TABS, 1):
-            await press(pilot, str(number))
+        for number, (tab_id, *_) in numbered_tabs():
+            await press(pilot, number)
             assert app.is_running and app.detail.active == tab_id
         assert "no run selected" in app.detail.copy_text()
 

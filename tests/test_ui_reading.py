@@ -19,11 +19,11 @@ from conftest import (
 
 from tlview.domain.verdict import Kind
 from tlview.ui.app import TlviewApp
-from tlview.ui.detail import TABS
 from tlview.ui.help_screen import HelpScreen
 from tlview.ui.key_hints import KeyHints
 from tlview.ui.payload_view import PayloadView
 from tlview.ui.search import SearchBar, display_line
+from tlview.ui.tabs import numbered_tabs
 from tlview.views.filters import Filter
 
 
@@ -252,8 +252,8 @@ async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
         await until(pilot, lambda: view.line_count > 1 and "Dynamo" in str(app.query_one("#graph-info").render()))
         rows = visible_lines(view)
         assert max(len(r) for r in rows) >= 40
-        for number, (tab_id, *_) in enumerate(TABS, 1):
-            await press(pilot, str(number))
+        for number, (tab_id, *_) in numbered_tabs():
+            await press(pilot, number)
             assert app.detail.active == tab_id
             tab = app.query_one("#tabs").get_tab(tab_id)
             assert tab.region.right <= 80 and tab.region.width > 0  # drawn on screen

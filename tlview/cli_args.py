@@ -19,7 +19,7 @@ examples:
   tlview --perfetto out.json /tmp/tr   every rank's chromium events in one Chrome trace (Perfetto)
   tlview --bundle bug.tar.gz --redact /tmp/tr   one archive for a bug report, your names replaced
   tlview --report --source-root /home/me/job=. /tmp/tr   your code's lines, from a copy of it here
-filter words: recompiles, graph_breaks, restarts, errors, guards, dynamic, perf_hints, output_code, rank:N
+filter words: recompiles, graph_breaks, restarts, errors, perf, guards, dynamic, perf_hints, output_code, rank:N
 environment: TLVIEW_FIRST_SCREEN=top opens the explorer on the first compile id (by default: on the
   run's worst problem, its pane shown)
 """

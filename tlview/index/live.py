@@ -13,14 +13,15 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from tlview.domain.compile_node import Compile, CompileNode
+from tlview.domain.perf import COSTS_TIME
 from tlview.domain.verdict import Kind
 from tlview.index.index import Index
 from tlview.source.follow import Follower
 
 IDLE_SECONDS = 2.0  # a followed log not written for this long: its open records are whole
 # What a live event can say, most urgent first.
-FAILED, RECOMPILED, GRAPH_BREAK = "failed", "recompiled", "graph break"
-_URGENCY = {FAILED: 0, RECOMPILED: 1, GRAPH_BREAK: 2}
+FAILED, RECOMPILED, GRAPH_BREAK, PERF_PROBLEM = "failed", "recompiled", "graph break", "perf problem"
+_URGENCY = {FAILED: 0, RECOMPILED: 1, GRAPH_BREAK: 2, PERF_PROBLEM: 3}
 
 
 @dataclass
@@ -101,7 +102,8 @@ class LiveIndex:
 
 @dataclass(frozen=True)
 class LiveEvent:
-    """News of one compile: it failed, recompiled, broke (one event may say several)."""
+    """News of one compile: it failed, recompiled, broke, has a perf problem that costs time (one
+    event may say several)."""
 
     node: CompileNode  # the compile's first attempt
     what: tuple[str, ...]
@@ -134,7 +136,11 @@ def news_of(compile_: Compile) -> list[str]:
     verdict = compile_.verdict
     recompile = verdict.recompile
     waiting = recompile is not None and not recompile.logged and verdict.status.unfinished
-    return [what for kind, what in _NEWS if verdict.has(kind) and not (kind is Kind.RECOMPILE and waiting)]
+    news = [what for kind, what in _NEWS if verdict.has(kind) and not (kind is Kind.RECOMPILE and waiting)]
+    # a perf problem that costs time is news; an informational one (a fallback kernel) is not
+    if any(p.severity == COSTS_TIME for p in verdict.of(Kind.PERF)):
+        news.append(PERF_PROBLEM)
+    return news
 
 
 class LiveEvents:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from rich.text import Text
 
 from tlview.domain.compile_node import PHASES
+from tlview.domain.perf import COSTS_TIME
 from tlview.domain.places import short_path  # noqa: F401 - printed from here
 from tlview.domain.rank_runs import joined_runs, rank_runs, ranks_text, ref, whose  # noqa: F401 - printed from here
 from tlview.domain.status import Status
@@ -62,7 +63,7 @@ def distinct_paths(first: str, second: str) -> tuple[str, str]:
 
 
 def entry_text(entry: TreeEntry) -> Text:
-    """A tree entry's label: `✗ [3/4]  error  ↻4  ✂1  G13  ⚠2` (symbol and word: readable
+    """A tree entry's label: `✗ [3/4]  error  ↻4  ✂1  G13  ↯2  ⚠2` (symbol and word: readable
     without colour); a frame or rank with how many compile ids it holds."""
     if entry.kind in ("frame", "group"):
         label = Text(visible(entry.title), style="bold")
@@ -83,7 +84,23 @@ def entry_text(entry: TreeEntry) -> Text:
         badges.insert(0, status.word)
     if badges:
         label.append("  " + "  ".join(badges), style="dim" if entry.kind == "attempt" else "")
+    if perf := perf_badge(entry):
+        badge, costs_time = perf
+        label.append(f"  {badge}", style="" if costs_time and entry.kind != "attempt" else "dim")
     return label
+
+
+PERF_BADGE = "↯"  # (not ⚡: an emoji two cells wide, which terminals draw at one or two)
+
+
+def perf_badge(entry: TreeEntry) -> tuple[str, bool] | None:
+    """`↯N`: the perf problems of a compile (an attempt's, those in that attempt), and whether
+    any costs time (else the badge is dim: informational only)."""
+    assert entry.compile is not None and entry.node is not None, "a compile's or an attempt's entry"
+    perf = [p for p in entry.compile.verdict.of(Kind.PERF) if entry.kind == "compile" or p.node is entry.node]
+    if not perf:
+        return None
+    return f"{PERF_BADGE}{len(perf)}", any(p.severity == COSTS_TIME for p in perf)
 
 
 def badges_of(entry: TreeEntry) -> list[str]:

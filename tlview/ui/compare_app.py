@@ -38,7 +38,7 @@ from tlview.views.tree import TreeModel
 
 # The kinds each jump stops at: the explorer's (views.tree.JUMPS), of one problem, not a compile.
 JUMP_KINDS = {"break": (Kind.GRAPH_BREAK,), "recompile": (Kind.RECOMPILE,),
-              "error": (Kind.FAILURE, Kind.FRAME_SKIPPED)}
+              "error": (Kind.FAILURE, Kind.FRAME_SKIPPED), "perf": (Kind.PERF,)}
 
 NOT_HERE = {
     "follow": "f follows a live run: here both runs are read once",

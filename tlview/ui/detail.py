@@ -13,7 +13,7 @@ from textual.widgets._tabs import Underline  # (Tabs exports no name for its und
 from tlview.report.rich_text import missing_sources_notice
 from tlview.ui.pane import Pane, Selection
 from tlview.ui.payload_view import PayloadView, warm_up
-from tlview.ui.tabs import TABS
+from tlview.ui.tabs import TABS, numbered_tabs
 
 
 def pane_class(pane) -> type[Pane]:
@@ -26,7 +26,7 @@ def pane_class(pane) -> type[Pane]:
 
 
 SHORT = {"summary": "Sum", "graphs": "Graph", "guards": "Guard", "recompiles": "Recomp",
-         "breaks": "Break", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run"}
+         "breaks": "Break", "dynamic": "Dyn", "log": "Log", "diff": "Diff", "run": "Run", "perf": "Perf"}
 
 
 def pane_title(widget) -> str | None:
@@ -37,9 +37,9 @@ def pane_title(widget) -> str | None:
 def tab_labels(width: int, active: str) -> list[str]:
     """The tab labels that fit in `width` columns: full, short, or numbers with the active tab
     named (at 80 columns every tab stays visible and reachable)."""
-    forms = [[f"{n} {title}" for n, (_, title, _, _) in enumerate(TABS, 1)],
-             [f"{n} {SHORT[tab_id]}" for n, (tab_id, *_) in enumerate(TABS, 1)],
-             [f"{n} {SHORT[tab_id]}" if tab_id == active else str(n) for n, (tab_id, *_) in enumerate(TABS, 1)]]
+    forms = [[f"{n} {title}" for n, (_, title, _, _) in numbered_tabs()],
+             [f"{n} {SHORT[tab_id]}" for n, (tab_id, *_) in numbered_tabs()],
+             [f"{n} {SHORT[tab_id]}" if tab_id == active else n for n, (tab_id, *_) in numbered_tabs()]]
     for labels in forms:
         if sum(len(label) + 2 for label in labels) <= width:
             return labels
@@ -65,7 +65,7 @@ class DetailPane(Vertical):
 
     def compose(self):
         with TabbedContent(id="tabs"):
-            for number, (tab_id, title, _, pane) in enumerate(TABS, 1):
+            for number, (tab_id, title, _, pane) in numbered_tabs():
                 with TabPane(f"{number} {title}", id=tab_id):
                     if tab_id in COMPOSED_FIRST:
                         yield pane_class(pane)(id=f"{tab_id}-pane")

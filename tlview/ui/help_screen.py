@@ -25,7 +25,8 @@ def sections(table: list[tuple[str, str, str]]) -> list[tuple[str, list[tuple[st
 def legend() -> Text:
     symbols = "  ".join(f"{s.label} ({s.meaning})" for s in Status)
     return Text(f"Status symbols: {symbols}.\n"
-                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ⚠N problems in the input.\n"
+                "Badges: ↻N recompile reasons  ✂N graph breaks  GN guards  ↯N perf problems (dim: informational "
+                "only)  ⚠N problems in the input.\n"
                 "Mouse: a click selects a row, a tab or a pane; the wheel scrolls; a drag selects "
                 "text (Ctrl+C copies it while selected).",
                 style="dim")

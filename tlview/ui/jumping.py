@@ -1,7 +1,7 @@
-"""Moving in the tree by meaning: b/r/x to the next graph break, recompile or error, `'`/`"` to
-the next bookmark (each says where it landed, and stops once at the last before wrapping), `t` to
-the first compile id begun at a time, Enter on a recompile to the compile whose guard failed, and
-the panes' own jumps. The explorer owns one."""
+"""Moving in the tree by meaning: b/r/x/p to the next graph break, recompile, error or perf
+problem, `'`/`"` to the next bookmark (each says where it landed, and stops once at the last
+before wrapping), `t` to the first compile id begun at a time, Enter on a recompile to the compile
+whose guard failed, and the panes' own jumps. The explorer owns one."""
 
 from __future__ import annotations
 
@@ -17,8 +17,10 @@ from tlview.views.tree import JUMPS, TreeEntry
 if TYPE_CHECKING:
     from tlview.ui.app import TlviewApp
 
-NAMES = {"break": "graph break", "recompile": "recompile", "error": "error", "bookmark": "bookmark"}
-KEYS = {"break": ("b", "B"), "recompile": ("r", "R"), "error": ("x", "X"), "bookmark": ("'", '"')}  # next, previous
+NAMES = {"break": "graph break", "recompile": "recompile", "error": "error", "perf": "perf problem",
+         "bookmark": "bookmark"}
+KEYS = {"break": ("b", "B"), "recompile": ("r", "R"), "error": ("x", "X"), "perf": ("p", "P"),
+        "bookmark": ("'", '"')}  # next, previous
 # the pane that tells each kind of worst problem (worst.py): why it happened and what to do
 WORST_PANES: dict[str | None, str] = {JOB: "run", Kind.FRAME_SKIPPED.key: "summary", Kind.FAILURE.key: "summary",
                Kind.RECOMPILE.key: "recompiles", Kind.GRAPH_BREAK.key: "breaks"}

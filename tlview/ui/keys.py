@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from textual.binding import Binding, BindingType
 
-from tlview.ui.tabs import TABS
+from tlview.ui.tabs import numbered_tabs
 
 # Sections of the help screen, by binding id (not Binding.group: the footer would merge the keys).
 HELP_SECTIONS: dict[str, str] = {}
@@ -30,14 +30,15 @@ BINDINGS: list[BindingType] = [
     key("question_mark", "help", "Help", "App", "this help", "help", key_display="?"),
     key("ctrl+p", "command_palette", "palette", "App", "command palette", "palette", show=False),
     key("slash", "filter", "Filter", "Filter", "filter: recompiles, graph_breaks, guards, dynamic, "
-        "perf_hints, output_code, errors, rank:N, or a regex (also searched in payloads)", "filter",
+        "perf, perf_hints, output_code, errors, rank:N, or a regex (also searched in payloads)", "filter",
         key_display="/"),
     key("escape", "clear_filter", "Clear filter", "Filter", "in a pane: back to the tree; in the tree: "
         "clear the filter", "clear-filter", show=False),
     *[key(k, f"jump('{kind}', {step})", f"{kind.capitalize()}" if step > 0 else f"Prev {kind}", "Jumps",
-          f"next / previous {what}", f"{'next' if step > 0 else 'prev'}-{kind}", show=step > 0)
+          f"next / previous {what}", f"{'next' if step > 0 else 'prev'}-{kind}",
+          show=step > 0 and kind != "perf")  # (the footer has no room for a fourth jump at 80 columns)
       for kind, keys, what in (("break", "bB", "graph break"), ("recompile", "rR", "recompile"),
-                               ("error", "xX", "error"))
+                               ("error", "xX", "error"), ("perf", "pP", "perf problem"))
       for k, step in zip(keys, (1, -1))],
     # `m` maximizes (as in lnav/less it would mark): the mark is Shift+M; `'` and `"` go to them
     key("M", "toggle_bookmark", "Bookmark", "Jumps", "bookmark the selected compile id (again: remove "
@@ -68,10 +69,10 @@ BINDINGS: list[BindingType] = [
     key("e", "open_external", "Pager", "Panes", "open the shown payload in $PAGER / $EDITOR",
         "open-external", show=False),
     # one row in the help: the panes by number (each pane's own tooltip is its tab's)
-    *[key(str(i), f"show_tab('{tab_id}')", title, "Panes",
-          "the panes: " + ", ".join(f"{n} {t}" for n, (_, t, _, _) in enumerate(TABS, 1)),
+    *[key(n, f"show_tab('{tab_id}')", title, "Panes",
+          "the panes: " + ", ".join(f"{n} {t}" for n, (_, t, _, _) in numbered_tabs()),
           f"tab-{tab_id}", show=False)
-      for i, (tab_id, title, what, _) in enumerate(TABS, 1)],
+      for n, (tab_id, title, what, _) in numbered_tabs()],
 ]
 
 # A user who presses these is reading: the cursor stops following the newest compile id.
@@ -149,7 +150,7 @@ RECOMPILE_LIST_BINDINGS: list[BindingType] = [
 # keeps one rank of both runs), and its filter's words (both runs, no payloads).
 COMPARE_BINDINGS: list[BindingType] = [
     key("slash", "filter", "Filter", "Filter", "filter both runs: recompiles, graph_breaks, guards, "
-        "dynamic, perf_hints, output_code, errors, rank:N, or a regex (not in payloads)", "compare-filter",
+        "dynamic, perf, perf_hints, output_code, errors, rank:N, or a regex (not in payloads)", "compare-filter",
         key_display="/") if isinstance(b, Binding) and b.id == "filter" else b
     for b in BINDINGS if not isinstance(b, Binding) or b.id not in (
         "toggle-follow", "prev-rank", "next-rank", "toggle-bookmark", "next-bookmark", "prev-bookmark",
@@ -203,9 +204,10 @@ def key_text(binding: Binding) -> str:
 
 
 def key_range(keys: list[str]) -> str:
-    """`1-9` for the numbered panes, else the keys one by one."""
+    """`1-9 0` for the numbered panes (the tenth is 0), else the keys one by one."""
     if len(keys) > 2 and all(k.isdigit() for k in keys):
-        return f"{keys[0]}-{keys[-1]}"
+        last = " 0" if keys[-1] == "0" else ""
+        return f"{keys[0]}-{keys[-2] if last else keys[-1]}{last}"
     return " / ".join(keys)
 
 

@@ -93,7 +93,7 @@ class StatusLine(Horizontal):
 
 # ANSI's names, drawn in the theme's colours made readable on its $panel (theme_colours.py): a
 # hard-coded #262626 line under the light theme read at 1.09:1.
-RED, CYAN, YELLOW, GREEN = "red", "cyan", "yellow", "green"
+RED, CYAN, YELLOW, GREEN, MAGENTA = "red", "cyan", "yellow", "green", "magenta"
 
 
 def _same(text: Text, other: Text | None) -> bool:
@@ -135,12 +135,14 @@ def status_text(facts: StatusFacts, width: int | None = None) -> Text:
         add(2, f" · {counted(t.records, 'record')}")
         add(5, f" · {counted(t.compile_ids, 'compile id')}")
         # the verdicts' counts, in the README's words; failures last to go
-        for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 7),
-                                  (Kind.GRAPH_BREAK, YELLOW, 6)):
+        for kind, style, drop in ((Kind.FAILURE, f"bold {RED}", None), (Kind.RECOMPILE, CYAN, 8),
+                                  (Kind.GRAPH_BREAK, YELLOW, 7)):
             count = getattr(t, kind.word)
             add(drop, f" · {kind.count(count)}", style if count else "")
         if t.skipped_frames:  # said only where it happened: the most costly problem, never dropped
             add(None, f" · {Kind.FRAME_SKIPPED.count(t.skipped_frames)}", f"bold {RED}")
+        if t.perf:  # said only where there are some, as frames run eagerly (most runs have none)
+            add(6, f" · {Kind.PERF.count(t.perf)}", MAGENTA)  # (goes before the graph breaks)
         if t.problems:
             add(None, f" · {t.problems:,} input problem{'s' if t.problems != 1 else ''}", RED)
     if facts.filter:

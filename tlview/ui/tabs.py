@@ -14,4 +14,16 @@ TABS = [  # id, title, what it shows, its pane class's module and name (imported
     ("log", "Log", "the TORCH_LOGS text of the compile id", "log_pane.LogPane"),
     ("diff", "Diff", "a recompile against the compile whose guard failed", "diff_pane.DiffPane"),
     ("run", "Run", "costs, timeline, where ranks diverge", "run_pane.RunPane"),
+    # the tenth, on `0` (the key after 9): the nine before keep the numbers users know
+    ("perf", "Perf", "perf problems and fixes, CUDA-graph partitions, compile time", "perf_pane.PerfPane"),
 ]
+
+
+def tab_key(number: int) -> str:
+    """The key of the tab numbered `number` (from 1), as its label shows it: `1`-`9`, then `0`."""
+    return str(number % 10)
+
+
+def numbered_tabs() -> list[tuple[str, tuple[str, str, str, str]]]:
+    """(key, tab) of each tab, in order."""
+    return [(tab_key(number), tab) for number, tab in enumerate(TABS, 1)]

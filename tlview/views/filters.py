@@ -30,6 +30,8 @@ CATEGORIES: dict[str, Callable[[CompileNode], bool]] = {
     "errors": lambda n: n.compile is not None and n.compile.verdict.has(Kind.FAILURE),
     "restarts": lambda n: n.compile is not None and n.compile.verdict.has(Kind.RESTART),
     "skipped_frames": lambda n: n.compile is not None and n.compile.verdict.has(Kind.FRAME_SKIPPED),
+    # the verdict's perf problems (perf_hints, above, is the raw TORCH_LOGS lines)
+    Kind.PERF.word: lambda n: n.compile is not None and n.compile.verdict.has(Kind.PERF),
 }
 ALIASES = {"recompiles_verbose": "recompiles", "breaks": "graph_breaks",
            "graph_break": "graph_breaks", "failures": "errors", "error": "errors",

@@ -55,7 +55,7 @@ class TreeEntry:
         return f"[{self.node.id}]"
 
     def shows(self, kind: Kind) -> bool:
-        """A stop for a jump (b/r/x): a compile (or Export entry) whose verdict has such a problem."""
+        """A stop for a jump (b/r/x/p): a compile (or Export entry) whose verdict has such a problem."""
         return self.kind in ("compile", "outside") and self.compile is not None and self.compile.verdict.has(kind)
 
     def compiles_below(self) -> list[TreeEntry]:
@@ -64,11 +64,12 @@ class TreeEntry:
         return [c for child in self.children for c in child.compiles_below()]
 
 
-# The semantic jumps (b/r/x): what each stops at, by name.
+# The semantic jumps (b/r/x/p): what each stops at, by name.
 JUMPS: dict[str, Callable[[TreeEntry], bool]] = {
     "break": lambda e: e.shows(Kind.GRAPH_BREAK),
     "recompile": lambda e: e.shows(Kind.RECOMPILE),
     "error": lambda e: e.shows(Kind.FAILURE) or e.shows(Kind.FRAME_SKIPPED),  # (both are ✗ error)
+    "perf": lambda e: e.shows(Kind.PERF),
 }
 
 
