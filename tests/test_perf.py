@@ -95,6 +95,17 @@ def test_dynamic_shape_split_prints_no_unproven_fix(gpu_perf_runs):
         assert all("dynamic=False" not in p["fix"] and "no fix proven" in p["fix"] for p in found)
 
 
+def test_a_split_says_when_none_of_the_graph_is_cuda_graphed(gpu_perf_runs):
+    """cg_cpu_inside's graph is split in 2, one CUDA-graphed; cg_skip_dynamic's one partition is
+    kept out whole: "splits" alone said neither."""
+    (split,) = [p for p in _perf(_doc(_run(gpu_perf_runs, "cg_cpu_inside.bug")))
+                if p["cause"] == "cudagraph_split_cpu_ops"]
+    assert split["why"].endswith("(2 partitions, 1 not cudagraphable)"), split["why"]
+    whole = [p for p in _perf(_doc(_run(gpu_perf_runs, "cg_skip_dynamic.bug")))
+             if p["cause"] == "cudagraph_split_dynamic_shape_ops"]
+    assert whole and all(p["why"].endswith("(1 partition, none of it CUDA-graphed)") for p in whole), whole
+
+
 def test_default_mode_partitions_are_no_problem(gpu_perf_runs):
     """host_branch and log_in_loop ran without CUDA graphs: `0 cudagraphable` for every graph."""
     for run in ("host_branch.fix", "log_in_loop.fix"):

@@ -287,10 +287,11 @@ def _split_findings(evidence: PerfEvidence) -> list[PerfFinding]:
             why = "ops with dynamic shapes are kept out of the CUDA graphs (cudagraph_skip_dynamic_graphs)"
         else:
             why = f"{what} is not cudagraphable ({op.reason}): it runs outside the CUDA graph every call"
+        kept_out = partitions.total - partitions.cudagraphable
+        counts = (f"{partitions.total} partition{'' if partitions.total == 1 else 's'}, "
+                  + (f"{kept_out} not cudagraphable" if partitions.cudagraphable else "none of it CUDA-graphed"))
         seen[(op.reason, op.place)] = PerfFinding(
-            f"cudagraph_split_{slug(op.reason)}",
-            f"{why} ({partitions.total} partition{'' if partitions.total == 1 else 's'}, "
-            f"{partitions.total - partitions.cudagraphable} not cudagraphable)",
+            f"cudagraph_split_{slug(op.reason)}", f"{why} ({counts})",
             COSTS_TIME, f"{op.name}: reason={op.reason}, ir={op.ir}" + (f", fx={op.fx}" if op.fx else ""),
             op.place, op.reason, op)
     return list(seen.values())
