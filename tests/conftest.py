@@ -187,6 +187,19 @@ async def type_in(pilot, text: str) -> None:
     await pilot.pause()
 
 
+def said_by(app) -> list[str]:
+    """What the app notifies from now on."""
+    said: list[str] = []
+    notify = app.notify
+
+    def recording(message, *args, **kwargs):
+        said.append(str(message))
+        return notify(message, *args, **kwargs)
+
+    app.notify = recording
+    return said
+
+
 def plain(static) -> str:
     """What a Static shows, as plain text (its content rendered with rich)."""
     console = Console(width=200, record=True, file=io.StringIO())

@@ -3,25 +3,12 @@ a rank switch and a rebuilt tree; on real runs."""
 
 from __future__ import annotations
 
-from conftest import CORPUS, GENERATED, SIZE, press, ready, until
+from conftest import CORPUS, GENERATED, SIZE, press, ready, said_by, until
 from test_ui_compare import AFTER, BEFORE, compared
 
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
 from tlview.views.bookmarks import MARK
-
-
-def said_by(app) -> list[str]:
-    """What the app notifies from now on."""
-    said: list[str] = []
-    notify = app.notify
-
-    def recording(message, *args, **kwargs):
-        said.append(str(message))
-        return notify(message, *args, **kwargs)
-
-    app.notify = recording
-    return said
 
 
 def entry_of(app, cid: str, rank=None):

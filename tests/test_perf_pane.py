@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from conftest import FIXTURES, SIZE, json_for, press, ready, type_in, until
+from conftest import FIXTURES, SIZE, json_for, press, ready, said_by, type_in, until
 
 from tlview.index.live import PERF_PROBLEM, news_of
 from tlview.report.rich_text import PERF_BADGE, entry_text
@@ -26,18 +26,6 @@ def _run(root: Path, name: str) -> str:
     found = [root / part / name for part in ("gpu_perf", "gpu_perf2") if (root / part / name).is_dir()]
     assert found, name
     return str(found[0])
-
-
-def said_by(app) -> list[str]:
-    said: list[str] = []
-    notify = app.notify
-
-    def recording(message, *args, **kwargs):
-        said.append(str(message))
-        return notify(message, *args, **kwargs)
-
-    app.notify = recording
-    return said
 
 
 def entry_of(app, cid: str):
