@@ -271,3 +271,17 @@ def test_a_line_that_only_carries_an_unbacked_size_on_is_no_sync():
     assert _causes(evidence) == []
     evidence.host_syncs.append(perf.HostSync("u0", "/job/p.py", 46, "idx = torch.nonzero(x)"))
     assert _causes(evidence) == ["host_sync"]
+
+
+def test_a_skip_is_read_with_or_without_the_stack_torch_adds():
+    """torch says `skipping cudagraphs due to {reason}` and adds ". Found from :" and a stack for
+    some reasons only: a skip for multiple devices (no stack) was not read at all."""
+    from tlview.domain.perf import PerfEvidence, read_cudagraphs
+
+    evidence = PerfEvidence()
+    read_cudagraphs(evidence, ["skipping cudagraphs due to multiple devices: cuda:0, cpu"])
+    read_cudagraphs(evidence, ["skipping cudagraphs due to mutated inputs (1 instances). Found from : ",
+                               '   File "/job/train.py", line 7, in step', "    x.add_(1)"])
+    assert [skip.reason for skip in evidence.skips] == ["multiple devices: cuda:0, cpu",
+                                                       "mutated inputs (1 instances)"]
+    assert evidence.skips[1].place == "/job/train.py:7"

@@ -115,7 +115,9 @@ class PerfEvidence:
 _CREATED = re.compile(r"^Created (\d+) graph partitions: (\d+) cudagraphable, (\d+) non-cudagraphable")
 _OP = re.compile(r"^\s*(?P<name>op\w+): reason=(?P<reason>.*?), ir=(?P<ir>[^,\s]+)(?:, fx=(?P<fx>.*))?$")
 _FILE = re.compile(r'^\s*File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<fn>\S+)')
-_SKIP = re.compile(r"^skipping cudagraphs due to (?P<reason>.*?)\.? *Found from ?:")
+# torch's format_default_skip_message: "skipping cudagraphs due to {reason}", and ". Found from :"
+# with the stack where torch has one (mutated inputs, cpu device); other reasons end the line
+_SKIP = re.compile(r"^skipping cudagraphs due to (?P<reason>.*?)(?:\.?\s*Found from ?:.*)?$")
 _SKIP_AGAIN = "skipping cudagraphs due to "
 _SIZES = re.compile(r"CUDAGraph supports dynamic shapes .*?observed (\d+) distinct sizes")
 RERECORD = re.compile(r"^(?:\[(?P<cid>[^\]]+)\] )?Re-recording function=(?P<fn>[^,]+), reason=(?P<reason>.*?)\.?$")
