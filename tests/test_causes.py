@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import GENERATED, json_for
+from conftest import CORPUS, GENERATED, json_for
 
 from tlview.domain.break_registry import FAMILIES, entry, family_of, gb_ids_in, registry
 from tlview.domain.causes import break_cause, failure_cause, guarded, recompile_cause
@@ -169,7 +169,7 @@ def test_a_size_guard_names_its_dim():
 
 BREAK_CLASSES = {
     "autograd_function_break": "skipped_or_c_function", "c_function_getpid": "skipped_or_c_function",
-    "compiled_optimizer_step": "by_design", "lr_scheduler_in_compile": "by_design",
+    "compiled_optimizer_step": "by_design", "lr_scheduler_in_compile": "skipped_or_c_function",
     "deepcopy": "unsupported_construct", "unsupported_builtin": "unsupported_construct",
     "explicit_graph_break": "explicit_graph_break", "generator_argument": "dynamo_bug",
     "item_if_capture_scalar": "data_dependent_branch", "loop_layers_break": "print_or_logging",
@@ -261,3 +261,19 @@ def test_the_cause_of_a_recompile_is_its_failure_against_the_latest_compile():
     assert str(node.recompile_cause.failed_id) == "8/1"
     doc = json_for(ANSWERS / "trace")
     assert [d["kind"] for c in doc["compiles"] if c["id"] == "8/2" for d in c["diagnosis"]] == ["recompile"]
+
+
+def test_a_skipped_function_of_torch_called_from_the_user_line_is_the_user_break(gpu_perf_runs):
+    """torch.cuda.synchronize() in a compiled step (H200): PyTorch skips it on purpose, but the
+    call is the user's to move; the same kind of skip reached through DDP's code is by design."""
+    for source in ("torch_logs.txt", "trace"):
+        index = open_index(str(gpu_perf_runs / "gpu_perf4" / "sync_inside.bug" / source))
+        breaks = [gb for node in index.nodes.values() for gb in node.breaks]
+        causes = {break_cause(gb).cause for gb in breaks}
+        assert causes == {"skipped_or_c_function"}, (source, causes)
+        cause = break_cause(breaks[0])
+        assert "torch.cuda.synchronize" in cause.why and "program4.py:147" in cause.why
+    ddp = open_index(str(CORPUS / "distributed"))
+    ddp_causes = {break_cause(gb).cause for node in ddp.nodes.values() for gb in node.breaks
+                  if "_inside_ddp_forward" in (gb.context or gb.explanation or "")}
+    assert ddp_causes == {"by_design"}
