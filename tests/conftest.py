@@ -147,14 +147,42 @@ def truths() -> dict[str, dict]:
     return {s: json.loads((CORPUS / s / "truth.json").read_text()) for s in SCENARIOS}
 
 
+# ---- deadlines -----------------------------------------------------------------------------------
+
+def load_factor() -> float:
+    """How many times a quiet machine's time a wait may take now: the run queue per core (the
+    1-minute load average; 2 cores beside a 2-process CPU hog and the suite's 2 workers read 2-3),
+    at least 1, at most 8."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:
+        return 1.0
+    return min(8.0, max(1.0, load / (os.cpu_count() or 1)))
+
+
+class Deadline:
+    """A wait's deadline, scaled to the machine's speed: `seconds` on a quiet machine, stretched
+    by the most load seen since the wait began (a test waits on a condition; the deadline only
+    says when waiting is hopeless)."""
+
+    def __init__(self, seconds: float, clock=time.monotonic) -> None:
+        self.seconds = seconds
+        self.clock = clock
+        self.start = clock()
+        self.factor = load_factor()
+
+    def passed(self) -> bool:
+        self.factor = max(self.factor, load_factor())
+        return self.clock() - self.start > self.seconds * self.factor
+
+
 # ---- Pilot ---------------------------------------------------------------------------------------
 
 async def until(pilot, predicate, timeout: float = 15.0, what: str = "") -> None:
     """Let the app run until `predicate()` holds (workers and messages take their time)."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = Deadline(timeout, asyncio.get_running_loop().time)
     while not predicate():
-        assert loop.time() < deadline, f"timed out waiting for {what or predicate}"
+        assert not deadline.passed(), f"timed out waiting for {what or predicate}"
         await pilot.pause(0.02)
 
 
@@ -360,9 +388,9 @@ class Terminal:
         return " ".join(map(str, flags))
 
     def wait_for(self, text: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         screen = ""
-        while time.monotonic() < deadline:
+        while not deadline.passed():
             screen = self.screen()
             if text in screen:
                 return screen
@@ -370,9 +398,9 @@ class Terminal:
         raise AssertionError(f"{text!r} not on screen:\n{screen}")
 
     def wait_gone(self, text: str, timeout: float = 30.0) -> str:
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         screen = self.screen()
-        while text in screen and time.monotonic() < deadline:
+        while text in screen and not deadline.passed():
             time.sleep(0.05)
             screen = self.screen()
         assert text not in screen, f"{text!r} still on screen:\n{screen}"
@@ -419,9 +447,9 @@ def alive(pid: int) -> bool:
 
 def wait_until(predicate, timeout: float, what: str) -> None:
     """Poll a condition outside an app (a process, a file) until it holds, or fail saying what."""
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        assert not deadline.passed(), f"timed out waiting for {what}"
         time.sleep(0.01)
 
 

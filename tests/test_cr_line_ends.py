@@ -10,7 +10,7 @@ import re
 import time
 
 import pytest
-from conftest import CORPUS, json_for, run_cli, tlview_command, without_paths, write_file
+from conftest import CORPUS, Deadline, json_for, run_cli, tlview_command, without_paths, write_file
 
 from tlview.index.indexing import open_index
 from tlview.index.live import LiveIndex
@@ -113,9 +113,9 @@ def test_a_cr_only_trace_piped_in_is_read_as_it_comes(terminal, tmp_path):
     converted = write_file(tmp_path, "cr.log", cr_only(TRACE.read_bytes()))
     term = terminal(f"(head -c 30000 {converted}; read go < {gate}; tail -c +30001 {converted}) | "
                     f"{tlview_command()} --follow -")
-    deadline = time.monotonic() + DEADLINE
+    deadline = Deadline(DEADLINE)
     while not re.search(r"· [1-9][\d,]* records", screen := term.screen()):
-        assert time.monotonic() < deadline, f"no record shown:\n{screen}"
+        assert not deadline.passed(), f"no record shown:\n{screen}"
         time.sleep(0.05)
     with open(gate, "w") as go:
         go.write("go\n")

@@ -10,7 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import CORPUS, alive, wait_until, write_file
+from conftest import CORPUS, Deadline, alive, wait_until, write_file
 
 from tlview.domain.totals import RunningTotals, totals
 from tlview.index.index import Index
@@ -71,9 +71,9 @@ def test_follow_a_writer_to_the_same_index_as_from_scratch(tmp_path):
     waiting_seen = False
     rebuilt = False
     records_seen = []
-    deadline = time.monotonic() + 120
+    deadline = Deadline(120)
     running = RunningTotals(live.index)
-    while writer.poll() is None and time.monotonic() < deadline:
+    while writer.poll() is None and not deadline.passed():
         update = live.step()
         waiting_seen |= bool(update.waiting)
         rebuilt |= update.rebuilt

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from conftest import (
     CORPUS,
+    Deadline,
     tlview_command,
 )
 
@@ -35,15 +36,14 @@ def test_a_wrapped_job_ends_whole(tmp_path):
     """`--run -- sh -c 'python job.py'`: after `q` the python under the shell ran on; the job is
     a process group of its own, ended whole."""
     import sys
-    import time
 
     from tlview.source.job import Job
 
     pid_file = tmp_path / "child.pid"
     child = f"import os, time; open({str(pid_file)!r}, 'w').write(str(os.getpid())); time.sleep(600)"
     job = Job(["sh", "-c", f"{sys.executable} -c \"{child}\"; echo after"], "")
-    deadline = time.monotonic() + 60
-    while not (pid_file.exists() and pid_file.read_text()) and time.monotonic() < deadline:
+    deadline = Deadline(60)
+    while not (pid_file.exists() and pid_file.read_text()) and not deadline.passed():
         job.process.poll()  # (a condition, not a sleep: the child writes its pid once it runs)
     pid = int(pid_file.read_text())
     job.stop()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from conftest import GENERATED, tlview_command
+from conftest import GENERATED, Deadline, tlview_command
 
 # xterm's 16 colours (what pyte names them), and the default colours of a dark terminal
 NAMED = {"black": "000000", "red": "cd0000", "green": "00cd00", "brown": "cdcd00", "blue": "0000ee",
@@ -181,14 +181,14 @@ def test_focus_is_visible_without_colour(terminal, env):
     term.wait_for("function  step")
     assert bars() == {" "}  # the tree has the keys
     term.keys("\t", "\t")  # the tabs, then the Summary
-    deadline = time.monotonic() + 10
-    while bars() != {"▌"} and time.monotonic() < deadline:
+    deadline = Deadline(10)
+    while bars() != {"▌"} and not deadline.passed():
         time.sleep(0.05)
     assert bars() == {"▌"}, term.screen()
     term.keys("j")  # the Summary reads the key: the tree's cursor stays
     term.keys("\x1b[Z", "\x1b[Z")  # Shift+Tab back to the tree
-    deadline = time.monotonic() + 10
-    while bars() != {" "} and time.monotonic() < deadline:
+    deadline = Deadline(10)
+    while bars() != {" "} and not deadline.passed():
         time.sleep(0.05)
     assert bars() == {" "}, term.screen()
 

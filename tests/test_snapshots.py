@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from conftest import CORPUS, GENERATED, press, ready
+from conftest import CORPUS, GENERATED, Deadline, press, ready
 
 from tlview.ui.app import TlviewApp
 from tlview.ui.compare_app import CompareApp
@@ -39,10 +39,10 @@ async def _settle(pilot):
 async def _stable(pilot, timeout: float = 10.0):
     """A layout that keeps moving (a resize loop, a timer) fails here, instead of hanging."""
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = Deadline(timeout, loop.time)
     same, last = 0, None
     while same < 3:
-        assert loop.time() < deadline, f"the layout never settled: {last}"
+        assert not deadline.passed(), f"the layout never settled: {last}"
         await pilot.pause(0.02)
         await pilot.app.workers.wait_for_complete()  # code highlighted in a thread, as it is drawn
         now = _layout(pilot.app)
@@ -138,9 +138,9 @@ async def _compared(pilot):
     """Both runs matched, the panes loaded, and a layout that stayed the same over three frames."""
     app = pilot.app
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + 15
+    deadline = Deadline(15, loop.time)
     while app.comparison is None or app.tree.cursor_node is None:
-        assert loop.time() < deadline, "the comparison never came"
+        assert not deadline.passed(), "the comparison never came"
         await pilot.pause(0.02)
     await _stable(pilot)
 

@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from conftest import (
     CORPUS,
+    Deadline,
     alive,
     command_line,
     descendants,
@@ -107,10 +108,10 @@ def copy_sizes(pid: int) -> list[int]:
 def run_to_the_end(term) -> tuple[str, int]:
     """Wait for the command to end (at most DEADLINE s), watching the copy's size all along:
     (the screen, the biggest copy seen)."""
-    deadline = time.monotonic() + DEADLINE
+    deadline = Deadline(DEADLINE)
     biggest = 0
     while "EXITED:" not in (screen := term.screen()):
-        assert time.monotonic() < deadline, f"still running after {DEADLINE} s:\n{screen}"
+        assert not deadline.passed(), f"still running after {DEADLINE} s:\n{screen}"
         biggest = max([biggest, *copy_sizes(term.process.pid)])
         time.sleep(0.01)  # (a poll, not a wait for time to pass: the loop ends on the condition)
     return screen, biggest

@@ -31,6 +31,7 @@ import pyte
 import pytest
 from conftest import (
     CORPUS,
+    Deadline,
     Terminal,
     _Screen,
     _without_size,
@@ -89,10 +90,10 @@ class DirectTerminal(Terminal):
 
     def quiet(self, for_s: float = 0.3, timeout: float = 30.0) -> str:
         """Wait until tlview has written nothing for `for_s` seconds: the screen is complete."""
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         seen, since = len(self.output), time.monotonic()
         while time.monotonic() - since < for_s:
-            assert time.monotonic() < deadline, "tlview never stopped drawing"
+            assert not deadline.passed(), "tlview never stopped drawing"
             time.sleep(0.02)
             if len(self.output) != seen:
                 seen, since = len(self.output), time.monotonic()
