@@ -27,7 +27,7 @@ from tlview.index.pool import (
     stdio_with_file_descriptors,
     stop_workers,
 )
-from tlview.index.work_sharing import Share, shared_out
+from tlview.index.work_sharing import Share, shared_out, shared_out_pool
 from tlview.source.trace_file import TraceFile
 
 if TYPE_CHECKING:
@@ -106,6 +106,12 @@ def processes() -> int:
     return max(2, min(cores, 8))
 
 
+def sharing():
+    """How work is shared out: shared_out (forked children and pipes of our own), or with
+    TLVIEW_SHARING=pool the standard library's ProcessPoolExecutor (bench/parallel.py compares)."""
+    return shared_out_pool if os.environ.get("TLVIEW_SHARING") == "pool" else shared_out
+
+
 def next_envelope(source: TraceFile, at: int) -> int | None:
     """The first envelope line start at or after `at` (reading 64 KiB at a time)."""
     while at < source.size:
@@ -144,7 +150,7 @@ def index_split(index: Index, source: TraceFile) -> None:
         return _index_later_range(source, start, None if end >= source.size else end)
 
     share = Share(list(zip(starts, [*starts[1:], source.size])), queued=1)
-    parts, _ = shared_out(count - 1, share, here, part)
+    parts, _ = sharing()(count - 1, share, here, part)
     if share.first == len(starts):
         return
     at = starts[share.first]  # where their ranges start
@@ -175,7 +181,7 @@ def index_files_split(index: Index, sources: list[TraceFile]) -> int:
         return index_range(source.path, 0, None, source.verify_md5, source.rank_from_name, (None, ""))
 
     share = Share([(number, number + 1) for number in range(len(sources))], queued=2)
-    parts, failed = shared_out(count - 1, share, here, part)
+    parts, failed = sharing()(count - 1, share, here, part)
     read_here = 0
     for number in range(share.first, len(sources)):  # the children's files, in file order
         got = parts.pop((number, number + 1), None)

@@ -197,3 +197,59 @@ def _make_given_parts(part, tasks: int, results: int) -> None:
             out.write(len(data).to_bytes(8, "little"))
             out.write(data)
             out.flush()
+
+
+# ---- the standard library's pool, for the benchmark that keeps shared_out (bench/parallel.py) -------
+
+_POOL_PART = None  # the part function of the pool being run (its forked workers inherit it)
+
+
+def _pool_part(piece: tuple[int, int]) -> tuple[tuple[int, int], dict]:
+    assert _POOL_PART is not None
+    return piece, _POOL_PART(piece)
+
+
+def shared_out_pool(children: int, share, here, part) -> tuple[dict, bool]:
+    """shared_out's work shared the same way (this process from the front, the others from the
+    back, `share.queued` pieces each outstanding) through concurrent.futures' ProcessPoolExecutor
+    with forked workers: the standard library's mechanism, measured against shared_out by
+    bench/parallel.py (TLVIEW_SHARING=pool selects it)."""
+    import multiprocessing
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    global _POOL_PART
+    _POOL_PART = part
+    parts: dict[tuple[int, int], dict] = {}
+    failed = False
+    gc.freeze()
+    pool = ProcessPoolExecutor(children, mp_context=multiprocessing.get_context("fork"),
+                               initializer=set_up_indexing_child)
+    pending: dict = {}
+    try:
+        def give() -> None:
+            while len(pending) < children * share.queued and (piece := share.take_last()) is not None:
+                pending[pool.submit(_pool_part, piece)] = piece
+
+        def collect(block: bool) -> None:
+            nonlocal failed
+            done, _ = wait(list(pending), timeout=None if block else 0, return_when=FIRST_COMPLETED)
+            for future in done:
+                pending.pop(future)
+                try:
+                    piece, got = future.result()
+                    parts[piece] = got
+                except Exception:  # noqa: BLE001 - its piece is read here, as shared_out's are
+                    failed = True
+
+        give()
+        gc.unfreeze()
+        while (mine := share.take_first()) is not None:
+            here(mine)
+            collect(block=False)
+            give()
+        while pending:
+            collect(block=True)
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+        _POOL_PART = None
+    return parts, failed
