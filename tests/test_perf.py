@@ -113,11 +113,13 @@ def test_default_mode_partitions_are_no_problem(gpu_perf_runs):
 
 
 def test_text_alone_and_trace_alone_tell_what_each_can(gpu_perf_runs, tmp_path):
-    """Partitions and hints are only in the text; a whole-graph skip and a host sync are in the
-    trace (its metrics, its unbacked symbols)."""
+    """Partitions and hints are only in the text, a split's ops in the trace's post-grad graph too
+    (tests/test_perf_from_graph.py); a whole-graph skip and a host sync are in the trace (its
+    metrics, its unbacked symbols)."""
     inside = _run(gpu_perf_runs, "cg_cpu_inside.bug")
-    assert [p["cause"] for p in _perf(_doc(inside / "torch_logs.txt"))] == ["cudagraph_split_cpu_ops"]
-    assert not _perf(_doc(inside / "trace"))
+    for source in (inside / "torch_logs.txt", inside / "trace"):
+        assert [(p["cause"], p["location"].rsplit("/", 1)[-1]) for p in _perf(_doc(source))] == [
+            ("cudagraph_split_cpu_ops", "program.py:72")]
     item = _run(gpu_perf_runs, "cg_item.bug")
     assert [p["cause"] for p in _perf(_doc(item / "trace"))] == ["host_sync"]
     assert not _perf(_doc(item / "torch_logs.txt"))  # (the text has no user line for the symbol)
