@@ -268,6 +268,28 @@ def test_compile_time_hotspot_from_the_threshold():
     assert _causes(PerfEvidence(), short) == []
 
 
+def test_a_long_compile_is_a_hotspot_only_where_autotuning_took_its_share():
+    """A first compile's C++ or Triton builds on a cold cache are what any first compile costs:
+    no hotspot however long, unless autotuning (what the user chose) took its share."""
+    cold = {"entire_frame_compile_time_s": 30.0, "inductor_fx_local_cache_miss_count": 1,
+            "triton_compile_time_us": 25_000_000}
+    assert _causes(PerfEvidence(), cold) == []
+    tuned = {**cold, "compile_time_autotune_time_us": int(30.0 * perf.AUTOTUNE_SHARE_NAMED * 1e6)}
+    assert _causes(PerfEvidence(), tuned) == ["compile_time"]
+    less = {**cold, "compile_time_autotune_time_us": int(30.0 * perf.AUTOTUNE_SHARE_NAMED * 1e6) - 1}
+    assert _causes(PerfEvidence(), less) == []
+
+
+def test_first_compiles_on_the_cpu_are_no_hotspot_and_autotuning_ones_are(gpu_perf_runs):
+    """The corpus's CPU runs compiled 10-24 s each, none of it autotuning: no compile_time; the
+    GPU runs' autotuned compiles keep theirs (serve_ma 36.5 s, 97%; autotune 20.4 s, 43%)."""
+    for run in ("model", "recompiles", "dynamic_shapes", "distributed"):
+        assert not [p for p in _perf(_doc(FIXTURES / "corpus" / run)) if p["cause"] == "compile_time"], run
+    for run in (gpu_perf_runs / "gpu_perf3" / "serve_ma", _run(gpu_perf_runs, "autotune.bug")):
+        (found,) = [p for p in _perf(_doc(run / "trace")) if p["cause"] == "compile_time"]
+        assert "autotuning" in found["why"], found
+
+
 def test_a_line_that_only_carries_an_unbacked_size_on_is_no_sync():
     evidence = PerfEvidence(host_syncs=[perf.HostSync("u1", "/job/p.py", 47, "n = idx.shape[0]")])
     assert _causes(evidence) == []

@@ -37,7 +37,15 @@ COSTS_TIME, INFORMATIONAL = "costs time", "informational"  # a perf problem's se
 # runs took 1-4 s, where a cache saves little; a max-autotune compile took 20 s of a 21.7 s first
 # call, and a kept cache brought it to 1 s. Ten seconds is where a user waits and asks.
 COMPILE_TIME_HOTSPOT_S = 10.0
-# Autotuning is named as where the time went when it took at least this share of the compile.
+# Autotuning is named as where the time went when it took at least this share of the compile;
+# and a long compile is a hotspot only then. The other compiles of 10 s and more in the
+# fixtures are first compiles on the CPU (13 of them, 10.1-23.9 s): Dynamo's tracing 0.1-0.8 s of
+# each (2.3 s once), the backend the rest, Inductor's code generation and C++ kernel builds
+# 74-97% of it in 12, no autotuning, the FX graph cache missed in 11 (a first run's fresh
+# cache). That is what any first compile costs on that machine, nothing in the user's code or
+# settings to change; the GPU runs' hotspots were autotuning (serve_ma 36.5 s, 97%; autotune
+# 20.4 s, 43%, and 18.5 s, 35%), which the default mode or a kept autotune cache removes. The
+# Perf pane still shows every compile's breakdown.
 AUTOTUNE_SHARE_NAMED = 0.3
 
 DISABLED_REASON = "partition includes all ops when cudagraphs is disabled"
@@ -503,9 +511,12 @@ def compile_breakdown(metrics: dict[str, Any] | None) -> CompileTime | None:
 
 
 def compile_time_of(metrics: dict[str, Any] | None) -> CompileTime | None:
-    """A compile at least COMPILE_TIME_HOTSPOT_S long, and where its time went; else None."""
+    """A compile at least COMPILE_TIME_HOTSPOT_S long that autotuning took at least
+    AUTOTUNE_SHARE_NAMED of, and where its time went; else None."""
     time = compile_breakdown(metrics)
-    return time if time is not None and time.seconds >= COMPILE_TIME_HOTSPOT_S else None
+    if time is None or time.seconds < COMPILE_TIME_HOTSPOT_S:
+        return None
+    return time if time.autotune_seconds >= AUTOTUNE_SHARE_NAMED * time.seconds else None
 
 
 def compile_time_said(time: CompileTime) -> str:
