@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tlview.domain.causes import (
@@ -241,7 +242,7 @@ def judge(compile_: Compile) -> Verdict:
         skip = (node.metrics or {}).get("cudagraph_skip_reason")
         file_name = getattr(node.source, "frame_filename", str) if node.in_trace else str
         for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None, file_name,
-                                     lambda node=node: _cudagraphs_on(node)):
+                                     partial(_cudagraphs_on, node)):
             told = problem(Kind.PERF, Cause(finding.cause, finding.why, finding.subject), node,
                            location=finding.place, message=finding.message, severity=finding.severity,
                            evidence=finding)
