@@ -177,6 +177,9 @@ def test_json_of_the_five_gpu_runs(run):
         found[p["cause"]] = found.get(p["cause"], 0) + 1
         assert p["fix"] and p["why"] and p["severity"] in (COSTS_TIME, INFORMATIONAL)
     assert found == GPU_RUNS[run]
+    # the trace alone tells the same splits (its post-grad graphs)
+    splits = [p["cause"] for p in _perf(_doc(FIXTURES / "gpu" / run / "trace")) if p["cause"].startswith("cudagraph")]
+    assert splits == [c for c, n in GPU_RUNS[run].items() if c.startswith("cudagraph") for _ in range(n)]
 
 
 # ---- a test per rule ----------------------------------------------------------------------------
