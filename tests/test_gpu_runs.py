@@ -55,7 +55,8 @@ def test_each_problem_classed_at_its_line(run):
         assert diagnosis["cause"] == CLASSES[(run, problem["compile_id"])][problem["kind"]]
         if (run, problem["compile_id"]) != ("lm_decode", "1/1"):  # (below)
             assert diagnosis["place"] == f"/home/user/job/gpu_dev_jobs.py:{problem['user_line']}", problem
-    assert len([k for k in found if k[1] != "restart"]) == len(
+    # (perf problems are not the truth's: test_perf.py checks them, the trace's splits included)
+    assert len([k for k in found if k[1] not in ("restart", "perf")]) == len(
         [p for p in _truth(run)["problems"] if p["kind"] != "restart"])
 
 

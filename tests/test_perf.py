@@ -113,11 +113,13 @@ def test_default_mode_partitions_are_no_problem(gpu_perf_runs):
 
 
 def test_text_alone_and_trace_alone_tell_what_each_can(gpu_perf_runs, tmp_path):
-    """Partitions and hints are only in the text; a whole-graph skip and a host sync are in the
-    trace (its metrics, its unbacked symbols)."""
+    """Partitions and hints are only in the text, a split's ops in the trace's post-grad graph too
+    (tests/test_perf_from_graph.py); a whole-graph skip and a host sync are in the trace (its
+    metrics, its unbacked symbols)."""
     inside = _run(gpu_perf_runs, "cg_cpu_inside.bug")
-    assert [p["cause"] for p in _perf(_doc(inside / "torch_logs.txt"))] == ["cudagraph_split_cpu_ops"]
-    assert not _perf(_doc(inside / "trace"))
+    for source in (inside / "torch_logs.txt", inside / "trace"):
+        assert [(p["cause"], p["location"].rsplit("/", 1)[-1]) for p in _perf(_doc(source))] == [
+            ("cudagraph_split_cpu_ops", "program.py:72")]
     item = _run(gpu_perf_runs, "cg_item.bug")
     assert [p["cause"] for p in _perf(_doc(item / "trace"))] == ["host_sync"]
     assert not _perf(_doc(item / "torch_logs.txt"))  # (the text has no user line for the symbol)
@@ -175,6 +177,9 @@ def test_json_of_the_five_gpu_runs(run):
         found[p["cause"]] = found.get(p["cause"], 0) + 1
         assert p["fix"] and p["why"] and p["severity"] in (COSTS_TIME, INFORMATIONAL)
     assert found == GPU_RUNS[run]
+    # the trace alone tells the same splits (its post-grad graphs)
+    splits = [p["cause"] for p in _perf(_doc(FIXTURES / "gpu" / run / "trace")) if p["cause"].startswith("cudagraph")]
+    assert splits == [c for c, n in GPU_RUNS[run].items() if c.startswith("cudagraph") for _ in range(n)]
 
 
 # ---- a test per rule ----------------------------------------------------------------------------
@@ -264,6 +269,28 @@ def test_compile_time_hotspot_from_the_threshold():
     assert "autotuning 5.0 s (50%)" in found.why and "cache missed" in found.why
     short = {**long, "entire_frame_compile_time_s": COMPILE_TIME_HOTSPOT_S - 0.1}
     assert _causes(PerfEvidence(), short) == []
+
+
+def test_a_long_compile_is_a_hotspot_only_where_autotuning_took_its_share():
+    """A first compile's C++ or Triton builds on a cold cache are what any first compile costs:
+    no hotspot however long, unless autotuning (what the user chose) took its share."""
+    cold = {"entire_frame_compile_time_s": 30.0, "inductor_fx_local_cache_miss_count": 1,
+            "triton_compile_time_us": 25_000_000}
+    assert _causes(PerfEvidence(), cold) == []
+    tuned = {**cold, "compile_time_autotune_time_us": int(30.0 * perf.AUTOTUNE_SHARE_NAMED * 1e6)}
+    assert _causes(PerfEvidence(), tuned) == ["compile_time"]
+    less = {**cold, "compile_time_autotune_time_us": int(30.0 * perf.AUTOTUNE_SHARE_NAMED * 1e6) - 1}
+    assert _causes(PerfEvidence(), less) == []
+
+
+def test_first_compiles_on_the_cpu_are_no_hotspot_and_autotuning_ones_are(gpu_perf_runs):
+    """The corpus's CPU runs compiled 10-24 s each, none of it autotuning: no compile_time; the
+    GPU runs' autotuned compiles keep theirs (serve_ma 36.5 s, 97%; autotune 20.4 s, 43%)."""
+    for run in ("model", "recompiles", "dynamic_shapes", "distributed"):
+        assert not [p for p in _perf(_doc(FIXTURES / "corpus" / run)) if p["cause"] == "compile_time"], run
+    for run in (gpu_perf_runs / "gpu_perf3" / "serve_ma", _run(gpu_perf_runs, "autotune.bug")):
+        (found,) = [p for p in _perf(_doc(run / "trace")) if p["cause"] == "compile_time"]
+        assert "autotuning" in found["why"], found
 
 
 def test_a_line_that_only_carries_an_unbacked_size_on_is_no_sync():

@@ -1,7 +1,7 @@
 """The run's worst problem (diagnose/worst.py), one ranking: the job's verdict > a frame skipped >
-a failure > the costliest recompile or graph break; its headline on the explorer's first screen,
-the cursor on it with its pane shown (never after the user moved), and near the top of --report,
-markdown and --json (#48)."""
+a failure > the costliest recompile, graph break or perf problem that costs time; its headline
+on the explorer's first screen, the cursor on it with its pane shown (never after the user
+moved), and near the top of --report, markdown and --json (#48)."""
 
 from __future__ import annotations
 
@@ -101,6 +101,40 @@ def test_report_markdown_and_json_say_the_headline_near_the_top():
     # a hang's headline is its verdict: said once
     code, out = run_cli("--report", str(GENERATED / "dist215"))
     assert code == 0 and sum(line.startswith("died: rank 1") for line in out.splitlines()) == 1
+
+
+def test_a_perf_problem_that_costs_time_is_the_worst_only_after_what_a_compile_costs(gpu_perf_runs):
+    """A split is the worst where it is the only problem; it has no cost in compile seconds, so a
+    recompile or a break comes first; a long compile weighs its seconds against theirs."""
+    inside = gpu_perf_runs / "gpu_perf" / "cg_cpu_inside.bug"
+    for source in (inside / "trace", inside / "torch_logs.txt"):
+        split = _worst(source)
+        assert (split.kind, split.compile_id) == ("perf", "0/0"), split
+        assert split.headline.startswith("perf problem [0/0]: a copy to the host inside the compiled function "
+                                         "splits the CUDA graph"), split.headline
+        assert split.headline.endswith("at program.py:72")
+    fixed = _worst(gpu_perf_runs / "gpu_perf" / "cg_cpu_inside.fix" / "trace")
+    assert (fixed.kind, fixed.headline) == (None, "no problems: 1 compile id, all ok")
+    index = _index(inside / "trace")
+    costs = run_summary(index)
+    frame = {"rank": None, "process": None, "frame": "1", "function": "score", "location": None,
+             "recompiles": 1, "recompile_seconds": 0.5}
+    assert worst_problem(index, None, costs={**costs, "recompiling_frames": [frame]}).kind == "recompile"
+    assert worst_problem(index, None, costs={**costs, "recompiling_frames": [
+        {**frame, "recompile_seconds": None}]}).kind == "recompile"
+    # serve_ma: a 36.5 s compile, autotuning 97%, against its graph break's compile seconds
+    served = _index(gpu_perf_runs / "gpu_perf3" / "serve_ma" / "trace")
+    costs = run_summary(served)
+    broke = next(b for b in costs["graph_breaks"] if b["cause"] != "by_design")
+    assert broke["seconds"] < 36.5 and worst_problem(served, None, costs=costs).kind == "perf"
+    for seconds in (36.6, None):  # (a break that cost more, or one not timed, comes first)
+        costlier = {**costs, "graph_breaks": [{**broke, "seconds": seconds}], "recompiling_frames": []}
+        assert worst_problem(served, None, costs=costlier).kind == "graph_break", seconds
+
+
+async def test_the_first_screen_of_a_split_run_is_on_its_perf_pane(gpu_perf_runs):
+    await _first_screen(gpu_perf_runs / "gpu_perf" / "cg_cpu_inside.bug" / "trace", "0/0", "perf",
+                        "⚠ perf problem [0/0]: a copy to the host")
 
 
 async def _first_screen(path, compile_id: str, pane: str, headline: str) -> None:

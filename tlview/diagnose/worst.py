@@ -2,12 +2,16 @@
 first screen opens on, and what --report, markdown and --json say near their top.
 
 One ranking: the job's verdict (a hang or a death stops everything) > a frame skipped (it runs
-eagerly: none of it is compiled) > a failure > the costliest recompile or graph break. The cost of
-those last two is costs.run_summary's own ranking (its first recompiling frame and its first
-graph break), weighed in compile seconds: a frame's recompiles cost their compile time summed (each
-one pays the whole compile again), a graph break the compile time of the compile ids it split
-(each compiled in pieces, run eagerly between them); where no time is known (TORCH_LOGS text), the
-counts decide, and a recompile wins a tie. Graph breaks PyTorch makes by design are never the worst.
+eagerly: none of it is compiled) > a failure > the costliest recompile, graph break or perf problem
+that costs time. The cost of the first two is costs.run_summary's own ranking (its first
+recompiling frame and its first graph break), weighed in compile seconds: a frame's recompiles cost
+their compile time summed (each one pays the whole compile again), a graph break the compile time
+of the compile ids it split (each compiled in pieces, run eagerly between them); where no time is
+known (TORCH_LOGS text), the counts decide, and a recompile wins a tie. Graph breaks PyTorch makes
+by design are never the worst. A perf problem weighs in the same seconds only where it has them
+(a long compile: its compile time), and beats a recompile or break only by more; one with no cost
+in seconds (a CUDA graph split: a cost of every call, which the logs do not time) comes after them.
+Informational perf problems never weigh.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from dataclasses import dataclass
 from tlview.diagnose.costs import run_summary
 from tlview.diagnose.hang import JobVerdict
 from tlview.domain.compile_node import CompileNode
+from tlview.domain.perf import COSTS_TIME, CompileTime
 from tlview.domain.places import short_path
 from tlview.domain.rank_runs import ref, whose
 from tlview.domain.totals import totals
@@ -53,10 +58,17 @@ def worst_problem(index: Index, verdict: JobVerdict | None, rank=..., costs: dic
     costs = run_summary(index, rank) if costs is None else costs
     frame = next(iter(costs["recompiling_frames"]), None)
     broke = next((b for b in costs["graph_breaks"] if b["cause"] != "by_design"), None)
+    perf = _worst_perf(firsts.get_all(Kind.PERF))
+    if perf is not None and perf[2] is not None and (frame is not None or broke is not None):
+        timed = [t for t in (frame and frame["recompile_seconds"], broke and broke["seconds"]) if t is not None]
+        if timed and perf[2] > max(timed):  # (untimed recompiles and breaks come first)
+            return _said_once(Kind.PERF, perf[0], perf[1], named)
     if frame is not None and (broke is None or _recompiles_cost_more(frame, broke)):
         return _recompiles(frame, firsts.recompile_of(frame), named)
     if broke is not None:
         return _graph_breaks(broke, firsts.break_of(broke), named)
+    if perf is not None:
+        return _said_once(Kind.PERF, perf[0], perf[1], named)
     count = totals(index, rank).compile_ids
     return WorstProblem(None, f"no problems: {count:,} compile id{'s' if count != 1 else ''}, all ok"
                         if count else "no compile ids in these logs")
@@ -67,6 +79,23 @@ def _recompiles_cost_more(frame: dict, broke: dict) -> bool:
     if frame["recompile_seconds"] is not None or broke["seconds"] is not None:
         return (frame["recompile_seconds"] or 0.0) >= (broke["seconds"] or 0.0)
     return frame["recompiles"] >= broke["count"]
+
+
+def _worst_perf(problems: list[CompileProblem]) -> tuple[CompileProblem, int, float | None] | None:
+    """The perf problem that costs time most, as (its first, how many alike (cause and line), its
+    seconds): the longest compile where one is long, else those said most often, first first."""
+    costly = [p for p in problems if p.severity == COSTS_TIME]
+    if not costly:
+        return None
+    alike: dict[tuple, list[CompileProblem]] = {}
+    for p in costly:
+        alike.setdefault((p.cause, p.user_location), []).append(p)
+    timed = [(p.facts.seconds, p) for p in costly if isinstance(p.facts, CompileTime)]
+    if timed:
+        seconds, longest = max(timed, key=lambda t: t[0])
+        return longest, len(alike[(longest.cause, longest.user_location)]), seconds
+    group = max(alike.values(), key=len)  # (max keeps the first of equals: the run's order)
+    return group[0], len(group), None
 
 
 class _Firsts:

@@ -25,6 +25,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from enum import Enum
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 from tlview.domain.causes import (
@@ -39,7 +40,7 @@ from tlview.domain.causes import (
     restart_cause,
     skipped_frame_cause,
 )
-from tlview.domain.perf import perf_findings
+from tlview.domain.perf import cudagraphs_said, perf_findings
 from tlview.domain.places import resumed, split_place, user_function
 from tlview.domain.reasons import Failure, failure_of_traceback, is_library_path
 from tlview.domain.role import Role
@@ -240,12 +241,24 @@ def judge(compile_: Compile) -> Verdict:
     for node in compile_.attempts:
         skip = (node.metrics or {}).get("cudagraph_skip_reason")
         file_name = getattr(node.source, "frame_filename", str) if node.in_trace else str
-        for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None, file_name):
+        for finding in perf_findings(node.perf, node.metrics, skip if isinstance(skip, str) else None, file_name,
+                                     partial(_cudagraphs_on, node)):
             told = problem(Kind.PERF, Cause(finding.cause, finding.why, finding.subject), node,
                            location=finding.place, message=finding.message, severity=finding.severity,
                            evidence=finding)
             told.facts = finding.facts
     return Verdict(_status(compile_, problems), tuple(problems))
+
+
+def _cudagraphs_on(node: CompileNode) -> bool | None:
+    """Whether CUDA graphs were on for a compile: its FX graph cache's key says (the cache
+    artifact's payload, read from disk here: asked only of a graph with ops they keep out)."""
+    for artifact in node.artifacts_in(Role.CACHE):
+        if artifact.name.startswith("fx_graph_cache_") and hasattr(artifact.source, "load_payload"):
+            said = cudagraphs_said(artifact.source.load_payload(artifact.rec).text)
+            if said is not None:
+                return said
+    return None
 
 
 def is_export(compile_: Compile) -> bool:

@@ -18,6 +18,7 @@ from tlview.domain.perf import (
     RERECORD,
     HostSync,
     PerfEvidence,
+    graph_host_ops,
     is_sizes_warning,
     is_skip,
     perf_hint,
@@ -92,6 +93,14 @@ def on_artifact(index: Index, record: Record) -> None:
         on_text_artifact(index, record)
         return
     attach(index, record, _small(record.event) if record.meta and record.kind.event_key is None else None)
+
+
+def on_post_grad_graph(index: Index, record: Record) -> None:
+    """Inductor's post-grad graph: kept by place as any graph, and the ops in it that CUDA graphs
+    would keep out (domain/perf.py graph_host_ops), read while its bytes are in hand."""
+    on_artifact(index, record)
+    if record.text is None and record.node is not None and (ops := graph_host_ops(record.payload or "")):
+        _perf(record.node).graph_ops += ops
 
 
 def on_unknown(index: Index, record: Record) -> None:

@@ -79,9 +79,18 @@ KINDS = Registry(
         _graph("aot_backward_graph", "AOT backward graph", 11),
         _graph("aot_inference_graph", "AOT inference graph", 12),
         _artifact("before_post_grad_graph", Role.GRAPH, "graph before post-grad passes", order=13),
-        _graph("inductor_post_grad_graph", "Inductor post-grad graph", 14, text=("post_grad_graphs",)),
+        # Its payload read at once, while the bytes are in hand: the ops CUDA graphs keep out
+        # (handlers.on_post_grad_graph). Read lazily it would need a CUDA compile told first, and
+        # the only record that tells CUDA graphs on is the FX cache key, 4x the graph's bytes in
+        # the model trace. Measured on bench/index.py's 270 MB model trace (CPU graphs: none
+        # parsed past `"cuda" not in`): one process 0.61-0.63 s -> 0.66-0.69 s (+8%); the
+        # bench's ratio lines, tlview/grep 6.99x (one process 11.87x) -> 10.48x (12.04x), two
+        # processes noisy on a 2-core box beside other work.
+        RecordKind("inductor_post_grad_graph", Role.GRAPH, "Inductor post-grad graph", H.on_post_grad_graph,
+                   PAYLOAD, 14, ("post_grad_graphs",)),
         # torch 2.13 writes some graphs as artifacts by name, older torch as record kinds
-        _artifact("inductor_post_grad_graph", Role.GRAPH, "Inductor post-grad graph", order=14),
+        _artifact("inductor_post_grad_graph", Role.GRAPH, "Inductor post-grad graph", H.on_post_grad_graph,
+                  PAYLOAD, order=14),
         _artifact("compiled_autograd_graph_pre_reordering", Role.GRAPH,
                   "compiled autograd graph before reordering", order=3),
         _graph("inductor_output_code", "output code", 15, METADATA, ("output_code",), Role.CODE),

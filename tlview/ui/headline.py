@@ -13,6 +13,7 @@ from tlview.textsafe import visible
 # (ANSI's names, drawn in the theme's colours: theme_colours.py), as the status line counts them
 LOOKS = {JOB: ("✗ ", "bold red"), Kind.FRAME_SKIPPED.key: ("✗ ", "bold red"), Kind.FAILURE.key: ("✗ ", "bold red"),
          Kind.RECOMPILE.key: ("⚠ ", "bold cyan"), Kind.GRAPH_BREAK.key: ("⚠ ", "bold yellow"),
+         Kind.PERF.key: ("⚠ ", "bold magenta"),
          None: ("✓ ", "bold green")}
 
 

@@ -23,7 +23,7 @@ KEYS = {"break": ("b", "B"), "recompile": ("r", "R"), "error": ("x", "X"), "perf
         "bookmark": ("'", '"')}  # next, previous
 # the pane that tells each kind of worst problem (worst.py): why it happened and what to do
 WORST_PANES: dict[str | None, str] = {JOB: "run", Kind.FRAME_SKIPPED.key: "summary", Kind.FAILURE.key: "summary",
-               Kind.RECOMPILE.key: "recompiles", Kind.GRAPH_BREAK.key: "breaks"}
+               Kind.RECOMPILE.key: "recompiles", Kind.GRAPH_BREAK.key: "breaks", Kind.PERF.key: "perf"}
 
 
 class Jumps:
