@@ -78,7 +78,8 @@ def main() -> None:
     args = parser.parse_args()
     ranks, file, ids = real_rank_folder(1024), build_trace(100 << 20), build_many_compile_ids(10_000)
     if args.profile:
-        path, flags = {"ranks": (ranks, ["--json"]), "file": (file, ["--json"]), "ids": (ids, ["--report"])}[args.profile]
+        chosen = {"ranks": (ranks, ["--json"]), "file": (file, ["--json"]), "ids": (ids, ["--report"])}
+        path, flags = chosen[args.profile]
         profile(path, flags, args.top)
         return
     if "ranks" not in args.skip:

@@ -100,7 +100,7 @@ def _splits(source: Path) -> list[tuple[str, str, str]]:
 
 
 @pytest.mark.parametrize("run", ["gpu_perf/cg_cpu_input.bug", "gpu_perf/cg_cpu_inside.bug",
-                                 "gpu_perf2/cg_unbacked.bug", "gpu_perf3/train_ro"])
+                                 "gpu_perf2/cg_unbacked.bug", "gpu_perf3/train_ro", "gpu_perf4/host_noise.bug"])
 def test_the_trace_alone_tells_the_split_the_text_tells(gpu_perf_runs, run):
     """The same classes from the trace as from the text, for the first compile that split. The
     text tells a partitioning only where Inductor ran (train_ro's 2/1-2/7 hit the FX cache and
@@ -113,7 +113,40 @@ def test_the_trace_alone_tells_the_split_the_text_tells(gpu_perf_runs, run):
 
 
 @pytest.mark.parametrize("run", ["gpu_perf/cg_cpu_input.fix", "gpu_perf/cg_cpu_inside.fix", "gpu_perf2/cg_unbacked.fix",
-                                 "gpu_perf/fallback_ops.bug", "gpu_perf2/cg_cpu_whole.bug"])
+                                 "gpu_perf/fallback_ops.bug", "gpu_perf2/cg_cpu_whole.bug",
+                                 "gpu_perf4/host_noise.fix", "gpu_perf4/bool_mask.bug"])
 def test_no_split_from_the_trace_where_the_text_has_none(gpu_perf_runs, run):
-    """The fixed runs; a default-mode run (CUDA graphs off); a graph skipped whole."""
+    """The fixed runs; a default-mode run (CUDA graphs off); a graph skipped whole; a boolean-mask
+    assignment whose 0-dim host constant Inductor writes into its kernel (held out, round 2)."""
     assert _splits(gpu_perf_runs / run / "trace") == _splits(gpu_perf_runs / run / "torch_logs.txt") == []
+
+
+CONSTANT = '''class <lambda>(torch.nn.Module):
+    def forward(self, arg0_1: "f16[8, 16][16, 1]cuda:0"):
+        # File: /srv/clip.py:4 in clip, code: h[h < 0] = 0
+        lt: "b8[8, 16][16, 1]cuda:0" = torch.ops.aten.lt.Scalar(arg0_1, 0)
+        full_default: "f16[][]cpu" = torch.ops.aten.full.default([], 0.0, dtype = torch.float16, \
+device = device(type='cpu'), pin_memory = False)
+        where: "f16[8, 16][16, 1]cuda:0" = torch.ops.aten.where.self(lt, full_default, arg0_1)
+        # File: /srv/clip.py:5 in clip, code: peak = h.amax().cpu() * 2
+        amax: "f16[][]cuda:0" = torch.ops.aten.amax.default(where)
+        device_put: "f16[][]cpu" = torch.ops.prims.device_put.default(amax, device(type='cpu'))
+        mul: "f16[][]cpu" = torch.ops.aten.mul.Tensor(device_put, 2)
+        return (where, mul)
+'''
+
+
+def test_a_host_scalar_made_of_constants_is_no_op_kept_out_but_one_made_of_a_tensor_is():
+    found = [(op.name, op.reason) for op in graph_host_ops(CONSTANT)]
+    assert found == [("device_put", "cpu ops"), ("mul", "cpu ops")]
+
+
+def test_a_tensor_made_on_the_host_and_copied_in_is_one_problem_at_the_copy(gpu_perf_runs):
+    """host_noise (held out, H200): torch.rand(shape).to(x.device) inside a reduce-overhead
+    function; the fix made it with device=x.device: 0.149 -> 0.093 ms a call, no split."""
+    for source in ("torch_logs.txt", "trace"):
+        doc = json_for(gpu_perf_runs / "gpu_perf4" / "host_noise.bug" / source)
+        perf = [p for c in doc["compiles"] for p in c["verdict"] if p["kind"] == "perf"]
+        assert [(p["cause"], p["location"].rsplit("/", 1)[-1]) for p in perf] == \
+            [("cudagraph_split_devicecopy_ops", "program4.py:90")], (source, perf)
+        assert "made on the host" in perf[0]["why"] and "device=x.device" in perf[0]["fix"]
