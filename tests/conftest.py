@@ -427,13 +427,13 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def gpu_perf_runs(tmp_path_factory) -> Path:
-    """The GPU perf runs of fixtures/gpu_perf (runs1.tar.xz, runs2.tar.xz) extracted once a
-    session into a temporary folder (never into the repository): `gpu_perf/NAME.MODE` and
-    `gpu_perf2/NAME.MODE`, each with trace/ and torch_logs.txt."""
+    """The GPU perf runs of fixtures/gpu_perf (runs1/2/3.tar.xz) extracted once a session into a
+    temporary folder (never into the repository): `gpu_perf/NAME.MODE`, `gpu_perf2/NAME.MODE`
+    and the held-out `gpu_perf3/NAME`, each with trace/ and torch_logs.txt."""
     import tarfile
 
     folder = tmp_path_factory.mktemp("gpu_perf")
-    for name in ("runs1.tar.xz", "runs2.tar.xz"):
+    for name in ("runs1.tar.xz", "runs2.tar.xz", "runs3.tar.xz"):
         with tarfile.open(FIXTURES / "gpu_perf" / name, "r:xz") as archive:
             archive.extractall(folder, filter="data")
     return folder
