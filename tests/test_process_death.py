@@ -109,6 +109,16 @@ def test_a_message_that_ends_raised_says_what_was_raised():
     (death,) = _deaths(GENERATED / "crash" / "torch_logs.txt")
     assert death["message"] == ("torch._dynamo.exc.BackendCompilerFailed: backend='broken_backend' raised: "
                                 "RuntimeError: broken_backend refuses to compile a graph with 4 nodes")
+    # the user's last frame, under torch's own (which called the user's backend)
+    assert (death["where"]["file"].rsplit("/", 1)[-1], death["where"]["line"]) == ("crash.py", 14)
+
+
+def test_the_frame_said_is_the_user_s_last_not_torch_s():
+    """A custom op with no fake kernel (fixtures/fixes, exit 1): torch's frames end the traceback."""
+    (death,) = _deaths(FIXTURES / "fixes" / "missing_fake_kernel" / "custom_op" / "torch_logs.txt")
+    assert death["exception"] == "torch._dynamo.exc.TorchRuntimeError"
+    assert (death["where"]["file"].rsplit("/", 1)[-1], death["where"]["line"], death["where"]["function"]) == \
+        ("program.py", 16, "main")
 
 
 def test_torchrun_s_own_traceback_is_its_summary_not_a_death():
@@ -153,3 +163,12 @@ def test_a_traceback_cut_before_its_exception_or_logged_by_torch_is_no_death(tmp
         f"W1127 18:29:01.113000 29052 torch/_dynamo/convert_frame.py:1000] [1/0] {line}\n"
         for line in tail.splitlines()))
     assert _deaths(logged) == []
+
+
+def test_a_rank_s_unprefixed_traceback_is_its_rank_s_death_once(tmp_path):
+    """Under mp.spawn torch's logger writes `[rank0]:` before its lines, Python's traceback has
+    none: the log's one rank died (read as the rank's), not a second process of no rank."""
+    text = (DEATHS / "uncaught.torch_logs.txt").read_text()
+    log = tmp_path / "spawned.txt"
+    log.write_text("".join(f"[rank0]:{line}\n" if line[:1] in "VIW" else f"{line}\n" for line in text.splitlines()))
+    assert [(d["ranks"], d["message"]) for d in _deaths(log)] == [([0], "KeyError: 'decoder'")]

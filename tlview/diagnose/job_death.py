@@ -142,18 +142,15 @@ def _uncaught(lines: list[str]) -> dict | None:
     if start is None:
         return None
     where = None
-    frames = 0
     end = None
     for n in range(start + 1, len(lines)):
         line = lines[n]
         if m := FRAME.match(line):
-            frames += 1
-            if not (is_library_path(m.group("path")) or is_generated_path(m.group("path"))):
-                where = {"file": m.group("path"), "line": int(m.group("line")), "function": m.group("function")}
+            where = _user_frame(m) or where
         elif not line[:1].isspace():  # (a frame's source line is indented)
             end = n
             break
-    if end is None or not frames or not (m := EXCEPTION_LINE.match(lines[end])):
+    if end is None or not (m := EXCEPTION_LINE.match(lines[end])):
         return None
     logged = False
     for line in lines[end + 1:]:
@@ -227,11 +224,17 @@ def _exception(lines: list[str]) -> tuple[tuple[str, str], dict | None] | tuple[
     where = None
     for line in lines[start + 1:]:
         if m := FRAME.match(line):
-            if not (is_library_path(m.group("path")) or is_generated_path(m.group("path"))):
-                where = {"file": m.group("path"), "line": int(m.group("line")), "function": m.group("function")}
+            where = _user_frame(m) or where
         elif line[:1].strip() and (m := EXCEPTION_LINE.match(line.strip())):
             return (m.group("cls"), line.strip()), where
     return None, None
+
+
+def _user_frame(frame: re.Match) -> dict | None:
+    """A traceback's frame as {"file", "line", "function"}, where it is the user's own code."""
+    if is_library_path(frame.group("path")) or is_generated_path(frame.group("path")):
+        return None
+    return {"file": frame.group("path"), "line": int(frame.group("line")), "function": frame.group("function")}
 
 
 # the function Dynamo resumes after a graph break is named after the user's own
