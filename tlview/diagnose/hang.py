@@ -41,6 +41,8 @@ def job_verdict(div: dict) -> JobVerdict | None:
     deaths = death.get("deaths") or []
     # a rank's own exception: the others' timeouts and lost peers follow from it
     cause = next((d for d in deaths if d["kind"] == EXCEPTION), None)
+    if cause is not None and not cause["ranks"]:  # one process of no rank: its exception is all
+        return JobVerdict("died", f"died: {cause['message']}{_at(cause)}", None, None)
     if cause is not None:
         return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}{_at(cause)}",
                           cause["ranks"][0], None)
@@ -172,11 +174,12 @@ def _why_lines(div: dict) -> list[str]:
 
 
 def raised_lines(death: dict | None) -> list[str]:
-    """The exceptions ranks raised of their own (not a timeout or a lost peer: consequences)."""
+    """The exceptions ranks raised of their own (not a timeout or a lost peer: consequences); a
+    process of no rank could hang no peer: its death is the verdict's alone."""
     if not death:
         return []
     return [f"the job died: {ranks_text(entry['ranks'])} raised {entry['message']}{_at(entry)}"
-            for entry in death["deaths"][:MOST_DEATHS] if entry["kind"] == EXCEPTION]
+            for entry in death["deaths"][:MOST_DEATHS] if entry["kind"] == EXCEPTION and entry["ranks"]]
 
 
 def death_lines(death: dict | None) -> list[str]:

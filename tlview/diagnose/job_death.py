@@ -8,8 +8,10 @@ A job dies at its end, but not every rank's end is the log's: under `torchrun --
 write one stream, and a rank's last words may lie far above the log's last bytes (with
 `TORCH_LOGS=+dynamo` each rank writes ~15 KB after its traceback). So each log is read backwards
 from its end until every rank it holds has shown its last lines, each byte once.
-A line's rank is its `[rankN]:` prefix, else the log's one rank (a line of no rank is not counted:
-the log may not be a distributed job's); torchrun's summary names its own.
+A line's rank is its `[rankN]:` prefix, else the log's one rank; torchrun's summary names its own.
+
+A log of no rank is one process's: it died where Python printed an uncaught exception, and only
+then (see `_uncaught`): a program may print the traceback of an exception it caught and go on.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from pathlib import PurePath
 from tlview.domain.reasons import is_generated_path, is_library_path
 from tlview.index.index import Index
 from tlview.patterns import lazy
-from tlview.source.tail import TAIL_BYTES, blocks_backwards
+from tlview.source.tail import TAIL_BYTES, blocks_backwards, tail_lines
 from tlview.source.text_log import TextLog
 
 # (what it is, the line that says so); the first that matches a line names it
@@ -47,6 +49,10 @@ SOURCE_PLACE = lazy(r"\[[^\]\s]*\.(?:cc|cpp|h|hpp):\d+\]\s*")  # `[/__w/.../pair
 TRACEBACK = "Traceback (most recent call last):"
 FRAME = lazy(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+), in (?P<function>\S+)')
 EXCEPTION_LINE = lazy(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)(?::\s?(?P<message>.*))?$")
+# a line torch logged (`I1127 16:56:29.868000 575 torch/_dynamo/eval_frame.py:701] `), and one
+# of a compile (its compile id after the prefix, before or after an artifact's name)
+TORCH_LINE = lazy(r"^[VIWEC]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ [^:\]\s]+:\d+\]")
+COMPILE_ID_LINE = lazy(r"^[VIWEC]\d{4} [\d:.]+ +\d+ [^:\]\s]+:\d+\](?: \[__\w+\])? \[!?\d+/\d+")
 # torchrun's failure summary: `Failures:` and `Root Cause (first observed failure):`, each entry a
 # `rank : 1 (local_rank: 1)` and an `exitcode : -15 (pid: 5433)  (SIGTERM)`
 ROOT_CAUSE = "Root Cause (first observed failure)"
@@ -65,20 +71,26 @@ MOST_READ = 64 << 20
 def job_death(index: Index) -> dict | None:
     """{"deaths": [{"ranks", "kind", "message", "exception", "where"}], "root_cause": {...} | None,
     "signals": [{"ranks", "signal", "exitcode"}]}: the ranks' own exceptions first, then what the
-    others died of; None when no text log says the job died."""
+    others died of, then the deaths of processes of no rank (`"ranks": []`, with the "log" they
+    were read from); None when no text log says the job died."""
     first: dict[int, dict] = {}
     root = None
     signals: dict[int, tuple[str, int]] = {}
+    processes: list[dict] = []
     for source in list(index.sources):
         if not isinstance(source, TextLog):
             continue
-        said, said_root, said_signals = _deaths_in(source.path, _size(source.path), tuple(sorted(source.ranks)))
+        size = _size(source.path)
+        said, said_root, said_signals = _deaths_in(source.path, size, tuple(sorted(source.ranks)))
+        # (torchrun's own traceback, of no rank, is its failure summary: read as the root cause)
+        if not source.ranks and not said_root and (process := _process_death_in(source.path, size)):
+            processes.append({"ranks": [], **process, "log": source.path})
         for rank, death in said:
             first.setdefault(rank, death)
         for rank, signal in said_signals:
             signals.setdefault(rank, signal)
         root = dict(said_root) if said_root else root  # (a copy: the cached one stays as read)
-    if not first and root is None:
+    if not first and root is None and not processes:
         return None
     # ranks that died the same way together (their messages differ in numbers only: ports, ranks)
     grouped: dict[tuple, dict] = {}
@@ -88,7 +100,7 @@ def job_death(index: Index) -> dict | None:
     by_signal: dict[tuple[str, int], list[int]] = {}
     for rank, signal in sorted(signals.items()):
         by_signal.setdefault(signal, []).append(rank)
-    return {"deaths": list(grouped.values()), "root_cause": root,
+    return {"deaths": list(grouped.values()) + processes, "root_cause": root,
             "signals": [{"ranks": ranks, "signal": signal, "exitcode": code}
                         for (signal, code), ranks in by_signal.items()]}
 
@@ -109,6 +121,49 @@ def _deaths_in(path: str, size: int, ranks: tuple[int, ...]) -> tuple[tuple, dic
     deaths = tuple((rank, death) for rank, lines in sorted(tails.items()) if (death := _death(lines)))
     root, signals = _summary(last_lines)
     return deaths, root, signals
+
+
+@lru_cache(maxsize=4096)
+def _process_death_in(path: str, size: int) -> dict | None:
+    """The death of the one process of a log of no rank, from its last lines; read again only
+    when the log grew."""
+    return _uncaught(tail_lines(path))
+
+
+def _uncaught(lines: list[str]) -> dict | None:
+    """The process's death where the last traceback is one Python printed for an exception
+    nothing caught: `Traceback (most recent call last):` at the start of a line (torch's logger
+    prefixes every line of a traceback it logs: those were caught), frames, then the exception's
+    line; after it only the message's further lines, then what torch logs at exit (the frames
+    it traced, its compilation metrics), none of it with a compile id: a compile logged after
+    the traceback means the program went on. A line of no prefix after torch's lines (the
+    program's own output) means the same."""
+    start = next((n for n in range(len(lines) - 1, -1, -1) if lines[n].startswith(TRACEBACK)), None)
+    if start is None:
+        return None
+    where = None
+    end = None
+    for n in range(start + 1, len(lines)):
+        line = lines[n]
+        if m := FRAME.match(line):
+            where = _user_frame(m) or where
+        elif not line[:1].isspace():  # (a frame's source line is indented)
+            end = n
+            break
+    if end is None or not (m := EXCEPTION_LINE.match(lines[end])):
+        return None
+    logged = False
+    for line in lines[end + 1:]:
+        if TORCH_LINE.match(line):
+            logged = True
+            if COMPILE_ID_LINE.match(line):
+                return None
+        elif logged:
+            return None
+    message = lines[end]
+    if message.endswith(":") and end + 1 < len(lines) and not TORCH_LINE.match(lines[end + 1]):
+        message += " " + lines[end + 1].strip()  # `raised:`: what was raised is the next line
+    return {"kind": EXCEPTION, "message": _message(message), "exception": m.group("cls"), "where": where}
 
 
 def _rank_tails(path: str, ranks: tuple[int, ...]) -> tuple[dict[int, list[str]], list[str]]:
@@ -169,11 +224,17 @@ def _exception(lines: list[str]) -> tuple[tuple[str, str], dict | None] | tuple[
     where = None
     for line in lines[start + 1:]:
         if m := FRAME.match(line):
-            if not (is_library_path(m.group("path")) or is_generated_path(m.group("path"))):
-                where = {"file": m.group("path"), "line": int(m.group("line")), "function": m.group("function")}
+            where = _user_frame(m) or where
         elif line[:1].strip() and (m := EXCEPTION_LINE.match(line.strip())):
             return (m.group("cls"), line.strip()), where
     return None, None
+
+
+def _user_frame(frame: re.Match) -> dict | None:
+    """A traceback's frame as {"file", "line", "function"}, where it is the user's own code."""
+    if is_library_path(frame.group("path")) or is_generated_path(frame.group("path")):
+        return None
+    return {"file": frame.group("path"), "line": int(frame.group("line")), "function": frame.group("function")}
 
 
 # the function Dynamo resumes after a graph break is named after the user's own
