@@ -59,6 +59,17 @@ def test_the_ranking_puts_a_hang_then_a_skipped_frame_then_a_failure_first():
     assert failures.headline.startswith("3 failures, first [0/0]: the backend compiler raised"), failures.headline
 
 
+def test_a_process_that_died_of_a_compile_failure_opens_on_the_failure(gpu_perf_runs):
+    """One process whose exception is the compile's failure (BackendCompilerFailed): the failure
+    says which compile and what to do; a death of its own (CUDA graphs' overwritten output,
+    held-out H200 run) stays the job's verdict."""
+    crashed = _worst(GENERATED / "crash")
+    assert (crashed.kind, crashed.compile_id) == ("failure", "3/0")
+    assert crashed.headline.endswith("; the program died of it") and "backend compiler raised" in crashed.headline
+    overwritten = _worst(gpu_perf_runs / "gpu_perf4" / "overwrite.bug" / "torch_logs.txt")
+    assert overwritten.kind == "job" and "accessing tensor output of CUDAGraphs" in overwritten.headline
+
+
 def test_the_costliest_recompile_or_break_and_a_clean_run():
     recompiled = _worst(CORPUS / "model")
     assert (recompiled.kind, recompiled.compile_id) == ("recompile", "0/1")

@@ -48,9 +48,17 @@ class WorstProblem:
 def worst_problem(index: Index, verdict: JobVerdict | None, rank=..., costs: dict | None = None) -> WorstProblem:
     """The worst problem of the run (of one rank, with `rank`). `costs`: run_summary(index, rank)
     if the caller has it."""
+    firsts = _first_problems(index, rank) if verdict is None or verdict.rank is None else None
     if verdict is not None:
+        if verdict.state == "died" and verdict.rank is None and firsts is not None and \
+                (failed := _died_of(verdict, firsts.get_all(Kind.FAILURE))) is not None:
+            # one process that died of a compile's failure: the failure says which compile and
+            # what to do, the death only that it reached the program (fixtures/generated/crash)
+            said = _said_once(Kind.FAILURE, failed, 1, _Naming(index.grouped))
+            return WorstProblem(said.kind, f"{said.headline}; the program died of it", said.rank,
+                                said.compile_id, said.node)
         return WorstProblem(JOB, verdict.said, verdict.rank, verdict.compile_id)
-    firsts = _first_problems(index, rank)
+    assert firsts is not None
     named = _Naming(index.grouped)
     for kind in (Kind.FRAME_SKIPPED, Kind.FAILURE):
         if problem := firsts.get(kind):
@@ -72,6 +80,13 @@ def worst_problem(index: Index, verdict: JobVerdict | None, rank=..., costs: dic
     count = totals(index, rank).compile_ids
     return WorstProblem(None, f"no problems: {count:,} compile id{'s' if count != 1 else ''}, all ok"
                         if count else "no compile ids in these logs")
+
+
+def _died_of(verdict: JobVerdict, failures: list[CompileProblem]) -> CompileProblem | None:
+    """The failure a process died of: its exception's class (`BackendCompilerFailed`, the
+    failure's fail_type) is the one the death names."""
+    died_of = verdict.said.split(":", 2)[1].strip().rsplit(".", 1)[-1] if verdict.said.count(":") >= 2 else ""
+    return next((p for p in failures if died_of and p.message and p.message.rsplit(".", 1)[-1] == died_of), None)
 
 
 def _recompiles_cost_more(frame: dict, broke: dict) -> bool:
