@@ -99,6 +99,10 @@ class TraceFile(IncrementalFile):
         self.string_at: dict[int, tuple[int, bytes]] = {}  # idx -> (offset, pid) of its definition
         self.md5_ok = 0  # payloads whose md5 was checked and matched (record_ends.py counts them)
         self.md5_bad = 0
+        # record -> the md5 its envelope line ends with, for the records the sink is told of with
+        # their metadata (artifacts), when md5s are checked: `verified_md5` answers from it with
+        # no read of the envelope (1,024 real ranks: 7,170 reads, about 0.2 s, in the parent).
+        self.payload_md5s: dict[int, str] = {}
         self.context_codes = RecordContexts(self)
         self.record_ends = RecordEnds(self)
         self.damaged_lines = DamagedLines(self)
@@ -357,6 +361,9 @@ class TraceFile(IncrementalFile):
             ctx = self.context_codes.of_fields(meta, base + p)
         if h >= 0:
             md5 = data[h + 16:h + 48].decode("ascii", "replace")
+            # (kept only where it is the line's last field, as a read of the line would find it)
+            if self.verify_md5 and h == eol - 50 and data[eol - 2:eol + 1] == b'"}\n':
+                self.payload_md5s[rec] = md5
         self._append(base + p, code, ctx)
         if error:  # read, with U+FFFD for the bytes that are not UTF-8
             self.sink.on_problem(self, base + p, "not UTF-8", error)
@@ -489,7 +496,7 @@ class TraceFile(IncrementalFile):
             "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
             "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
             "strings": self.strings, "string_at": self.string_at, "cuts": self.record_ends.cuts.tobytes(),
-            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
+            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad, "payload_md5s": self.payload_md5s,
             "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
             "open": open_record, "pid": self.pid, "started": self.started,
             "long": self.damaged_lines.long,  # a line longer than a block, still open at the end of the range
@@ -518,6 +525,7 @@ class TraceFile(IncrementalFile):
             elif self.strings[idx] != text:
                 offset, pid = part["string_at"][idx]
                 self._string_again(idx, text, offset, pid, told=told)
+        self.payload_md5s.update((rec + base_rec, md5) for rec, md5 in part["payload_md5s"].items())
         self.md5_ok += part["md5_ok"]
         self.md5_bad += part["md5_bad"]
         if part["rank"] is not None and not self.rank_from_record:
