@@ -29,10 +29,11 @@ caches) in locals: a record of the fast path costs no more attribute look-ups th
 from __future__ import annotations
 
 from array import array
+from hashlib import md5
 from typing import Protocol
 
 from tlview.source.damaged_lines import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, glued_envelope
-from tlview.source.payload import LoadedPayload, decode_file_region, whole_payload
+from tlview.source.payload import LoadedPayload, decode_file_region
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
 from tlview.source.record_ends import OpenRecord, RecordEnds
@@ -189,18 +190,24 @@ class TraceFile(IncrementalFile):
                 contexts_append(ctx)
                 if verify:
                     # Its payload, when the next envelope follows it in this block, is checked
-                    # here by whole_payload (every payload line starts with a TAB: the first "\nV"
+                    # here as whole_payload checks (every payload line starts with a TAB: the first "\nV"
                     # ends it; anything else changes the text, so the md5, and goes the usual
                     # way). As an open record closed by the next envelope, with each "V" inside
                     # its lines looked at, it took 6-7 µs of Python, 146 times in each of 1,024
                     # rank files.
-                    end = _next_line_with_v(data, eol + 1, cut) - 1
-                    if end > eol and whole_payload(data, eol + 1, end + 1,
-                                                   data[eol - 34:eol - 2].decode("ascii", "replace")) is not None:
-                        self.md5_ok += 1
-                        ends.verified_rec = len(self.offsets) - 1
-                        p = end + 1  # the next envelope
-                        continue
+                    # (_next_line_with_v and whole_payload written out here: two calls and their
+                    # checks a record: 1,024 real ranks scanned in one process, 2.55 -> 2.43 s CPU)
+                    q = find(b"V", eol + 1, cut)
+                    while q > eol + 1 and data[q - 1] != 10:
+                        q = find(b"V", q + 1, cut)
+                    if q > eol + 1 and data[eol + 1] == 9:
+                        text = data[eol + 1:q - 1].replace(b"\t", b"")
+                        if (b"\r" not in text
+                                and md5(text).hexdigest() == data[eol - 34:eol - 2].decode("ascii", "replace")):
+                            self.md5_ok += 1
+                            ends.verified_rec = len(self.offsets) - 1
+                            p = q  # the next envelope
+                            continue
                     ends.open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
                                            self.kind_names[code], None, ctx,
                                            data[eol - 34:eol - 2].decode("ascii", "replace"), False)
