@@ -29,10 +29,11 @@ caches) in locals: a record of the fast path costs no more attribute look-ups th
 from __future__ import annotations
 
 from array import array
+from hashlib import md5
 from typing import Protocol
 
 from tlview.source.damaged_lines import ENVELOPE_START, HAS_PAYLOAD, DamagedLines, glued_envelope
-from tlview.source.payload import LoadedPayload, decode_file_region, whole_payload
+from tlview.source.payload import LoadedPayload, decode_file_region
 from tlview.source.reader import IncrementalFile
 from tlview.source.record_context import CONTEXT_KEYS, RecordContexts, loads_object
 from tlview.source.record_ends import OpenRecord, RecordEnds
@@ -99,6 +100,10 @@ class TraceFile(IncrementalFile):
         self.string_at: dict[int, tuple[int, bytes]] = {}  # idx -> (offset, pid) of its definition
         self.md5_ok = 0  # payloads whose md5 was checked and matched (record_ends.py counts them)
         self.md5_bad = 0
+        # record -> the md5 its envelope line ends with, for the records the sink is told of with
+        # their metadata (artifacts), when md5s are checked: `verified_md5` answers from it with
+        # no read of the envelope (1,024 real ranks: 7,170 reads, about 0.2 s, in the parent).
+        self.payload_md5s: dict[int, str] = {}
         self.context_codes = RecordContexts(self)
         self.record_ends = RecordEnds(self)
         self.damaged_lines = DamagedLines(self)
@@ -185,18 +190,24 @@ class TraceFile(IncrementalFile):
                 contexts_append(ctx)
                 if verify:
                     # Its payload, when the next envelope follows it in this block, is checked
-                    # here by whole_payload (every payload line starts with a TAB: the first "\nV"
+                    # here as whole_payload checks (every payload line starts with a TAB: the first "\nV"
                     # ends it; anything else changes the text, so the md5, and goes the usual
                     # way). As an open record closed by the next envelope, with each "V" inside
                     # its lines looked at, it took 6-7 µs of Python, 146 times in each of 1,024
                     # rank files.
-                    end = _next_line_with_v(data, eol + 1, cut) - 1
-                    if end > eol and whole_payload(data, eol + 1, end + 1,
-                                                   data[eol - 34:eol - 2].decode("ascii", "replace")) is not None:
-                        self.md5_ok += 1
-                        ends.verified_rec = len(self.offsets) - 1
-                        p = end + 1  # the next envelope
-                        continue
+                    # (_next_line_with_v and whole_payload written out here: two calls and their
+                    # checks a record: 1,024 real ranks scanned in one process, 2.55 -> 2.43 s CPU)
+                    q = find(b"V", eol + 1, cut)
+                    while q > eol + 1 and data[q - 1] != 10:
+                        q = find(b"V", q + 1, cut)
+                    if q > eol + 1 and data[eol + 1] == 9:
+                        text = data[eol + 1:q - 1].replace(b"\t", b"")
+                        if (b"\r" not in text
+                                and md5(text).hexdigest() == data[eol - 34:eol - 2].decode("ascii", "replace")):
+                            self.md5_ok += 1
+                            ends.verified_rec = len(self.offsets) - 1
+                            p = q  # the next envelope
+                            continue
                     ends.open = OpenRecord(len(self.offsets) - 1, base + p, base + eol + 1,
                                            self.kind_names[code], None, ctx,
                                            data[eol - 34:eol - 2].decode("ascii", "replace"), False)
@@ -357,6 +368,9 @@ class TraceFile(IncrementalFile):
             ctx = self.context_codes.of_fields(meta, base + p)
         if h >= 0:
             md5 = data[h + 16:h + 48].decode("ascii", "replace")
+            # (kept only where it is the line's last field, as a read of the line would find it)
+            if self.verify_md5 and h == eol - 50 and data[eol - 2:eol + 1] == b'"}\n':
+                self.payload_md5s[rec] = md5
         self._append(base + p, code, ctx)
         if error:  # read, with U+FFFD for the bytes that are not UTF-8
             self.sink.on_problem(self, base + p, "not UTF-8", error)
@@ -489,7 +503,7 @@ class TraceFile(IncrementalFile):
             "kind_names": self.kind_names, "offsets": self.offsets.tobytes(),
             "kinds": self.kinds.tobytes(), "contexts": self.contexts.tobytes(),
             "strings": self.strings, "string_at": self.string_at, "cuts": self.record_ends.cuts.tobytes(),
-            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad,
+            "md5_ok": self.md5_ok, "md5_bad": self.md5_bad, "payload_md5s": self.payload_md5s,
             "scanned_to": self.scanned_to, "rank": self.rank if self.rank_from_record else None,
             "open": open_record, "pid": self.pid, "started": self.started,
             "long": self.damaged_lines.long,  # a line longer than a block, still open at the end of the range
@@ -518,6 +532,7 @@ class TraceFile(IncrementalFile):
             elif self.strings[idx] != text:
                 offset, pid = part["string_at"][idx]
                 self._string_again(idx, text, offset, pid, told=told)
+        self.payload_md5s.update((rec + base_rec, md5) for rec, md5 in part["payload_md5s"].items())
         self.md5_ok += part["md5_ok"]
         self.md5_bad += part["md5_bad"]
         if part["rank"] is not None and not self.rank_from_record:

@@ -193,6 +193,8 @@ class TraceRecords:
         parses one of them (1,023 ranks alike read 4,096 payloads). None otherwise."""
         if not self.file.verify_md5 or self.file.md5_bad:
             return None
+        if (said := self.file.payload_md5s.get(rec)) is not None:
+            return said  # (the scan kept it)
         line, _, _ = self.envelope(rec)
         at = line.rfind(b'"has_payload": "')  # (torch writes it last: 32 hex digits)
         return line[at + 16:at + 48].decode("ascii", "replace") if at >= 0 and line[at + 48:at + 49] == b'"' else None
