@@ -577,7 +577,8 @@ def fix_for(problem: CompileProblem) -> str:
     if compile_ is None:
         return _fix(problem, NOT_RECORDED)
     settings = settings_of(compile_)  # (read once per revision of the compile)
-    fixes = _decided_of(compile_).fixes
+    # (a fix is checked against its problem and settings: the verdict need not be asked again)
+    fixes = (_DECIDED.get(compile_) or _decided_of(compile_)).fixes
     held = fixes.get(id(problem))
     # (the problem is held: its id is not another's)
     if held is None or held[0] is not problem or held[1] is not settings:
