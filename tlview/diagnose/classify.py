@@ -15,14 +15,19 @@ table): where a fix leaves a recompile, the text says so; where no setting helps
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+from weakref import WeakKeyDictionary
 
 from tlview.diagnose.perf_fixes import perf_fix
 from tlview.domain.causes import NOT_LOGGED, Guarded, LoggingCall, RaisedByUser, SkippedCall, torch_function
 from tlview.domain.places import split_place
 from tlview.domain.reasons import is_library_path
 from tlview.domain.settings import NOT_RECORDED, UNKNOWN, CompileSettings, settings_of
-from tlview.domain.verdict import CompileProblem, Kind
+from tlview.domain.verdict import CompileProblem, Kind, Verdict
+
+if TYPE_CHECKING:
+    from tlview.domain.compile_node import Compile, CompileNode
 
 
 @dataclass(frozen=True, slots=True)
@@ -565,7 +570,23 @@ def _failure_fix(problem: CompileProblem, settings: CompileSettings) -> str:
 # ---- per problem --------------------------------------------------------------------------------
 
 def fix_for(problem: CompileProblem) -> str:
-    settings = settings_of(problem.node.compile) if problem.node.compile is not None else NOT_RECORDED
+    """What to do about a problem: decided once per problem and the settings of its compile;
+    --report at 10,000 compile ids asked each twice or three times (the costs, the problem's
+    entry, its diagnosis), 22,000 fixes."""
+    compile_ = problem.node.compile
+    if compile_ is None:
+        return _fix(problem, NOT_RECORDED)
+    settings = settings_of(compile_)  # (read once per revision of the compile)
+    # (a fix is checked against its problem and settings: the verdict need not be asked again)
+    fixes = (_DECIDED.get(compile_) or _decided_of(compile_)).fixes
+    held = fixes.get(id(problem))
+    # (the problem is held: its id is not another's)
+    if held is None or held[0] is not problem or held[1] is not settings:
+        held = fixes[id(problem)] = (problem, settings, _fix(problem, settings))
+    return held[2]
+
+
+def _fix(problem: CompileProblem, settings: CompileSettings) -> str:
     if problem.kind is Kind.RECOMPILE:
         fix = _recompile_fix(problem, settings)
     elif problem.kind is Kind.GRAPH_BREAK:
@@ -603,6 +624,36 @@ def diagnose(problems) -> list[Diagnosis]:
     return sorted(found, key=lambda d: d.kind != Kind.FRAME_SKIPPED.key)
 
 
-def diagnose_node(node) -> list[Diagnosis]:
-    """What happened in one compile id (attempt): its part of its compile's verdict."""
-    return diagnose(p for p in node.compile.verdict.problems if p.node is node)
+def diagnose_node(node: CompileNode) -> tuple[Diagnosis, ...]:
+    """What happened in one compile id (attempt): its part of its compile's verdict. Decided
+    once per verdict (the costs, the compile's entry and the explorer all ask)."""
+    compile_ = node.compile
+    assert compile_ is not None, node.id  # (the index gives each node its compile)
+    decided = _decided_of(compile_)
+    found = decided.diagnoses.get(node)
+    if found is None:
+        found = decided.diagnoses[node] = tuple(diagnose(p for p in decided.verdict.problems if p.node is node))
+    return found
+
+
+@dataclass(eq=False)
+class _Decided:
+    """What was decided of one compile: valid while it has this verdict at this revision (a
+    followed compile that takes a record is judged again, and decided again)."""
+
+    verdict: Verdict
+    revision: int
+    fixes: dict[int, tuple[CompileProblem, CompileSettings, str]] = field(default_factory=dict)  # by id(problem)
+    diagnoses: dict[CompileNode, tuple[Diagnosis, ...]] = field(default_factory=dict)
+
+
+# (weak: a compile the index let go takes its decisions with it)
+_DECIDED: WeakKeyDictionary[Compile, _Decided] = WeakKeyDictionary()
+
+
+def _decided_of(compile_: Compile) -> _Decided:
+    verdict = compile_.verdict
+    decided = _DECIDED.get(compile_)
+    if decided is None or decided.verdict is not verdict or decided.revision != compile_.revision:
+        decided = _DECIDED[compile_] = _Decided(verdict, compile_.revision)
+    return decided

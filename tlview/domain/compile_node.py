@@ -277,7 +277,8 @@ class Compile:
         """This compile's revision, and its Export entry's where the verdict may be the export's
         (a compile id of torch.export's). Not for every compile: each record outside compile ids
         changes the Export entry, and the verdicts of all 10,000 compiles were judged again."""
-        entry = self.export_entry()
+        exports = self.exports  # (export_entry, inline: asked at every look at the verdict)
+        entry = exports.get(self.group) if exports is not None else None
         if entry is None or self.head.is_outside:
             return (self.revision, -1)
         own = self._may_be_export  # asked on every look at the verdict: decided once per revision

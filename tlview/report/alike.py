@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Hashable, Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any, Generic, TypeVar
 
 from tlview.report.json_types import CompileEntry, CompileProblemEntry, DiagnosisEntry, OutsideEntry
@@ -24,6 +25,7 @@ T = TypeVar("T")
 _NUMBER = re.compile(r"\d+(?:\.\d+)?")
 
 
+@lru_cache(maxsize=4096)  # alike compile ids say the same fix and why: 36,000 texts at 10,000 ids
 def masked(text: str | None) -> str:
     """A reason without its numbers: `n == #`, `changed size at dim #: # -> #`."""
     return _NUMBER.sub("#", text) if text else ""

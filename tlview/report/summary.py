@@ -176,7 +176,7 @@ def _compile_entry(index: Index, node: CompileNode, sources: SourceFiles | None)
         "rank": node.rank,
         "process": node.group.pid,  # when the compile's file has no rank: its process
         "source": node.source.name if node.source is not None else None,
-        "status": compile_.status.word,
+        "status": verdict.status.word,
         "function": function,
         "user_function": user_function(function),  # a resume function's parent
         "location": node.location() or location,
