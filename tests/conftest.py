@@ -147,6 +147,20 @@ def truths() -> dict[str, dict]:
     return {s: json.loads((CORPUS / s / "truth.json").read_text()) for s in SCENARIOS}
 
 
+def read_into(index, *paths) -> None:
+    """Read the logs of `paths` into `index` in this process (no fork, no pool) and judge them:
+    an index as --json has it, for tests of what is decided after indexing."""
+    from tlview.index.indexing import Indexer
+    from tlview.source.discover import find_logs
+
+    for path in paths:
+        found, _ = find_logs(str(path))
+        for log in found:
+            index.add_log(log)
+    Indexer(index, use_fork=False, use_pool=False).run()
+    index.judge_changed()
+
+
 # ---- deadlines -----------------------------------------------------------------------------------
 
 def load_factor() -> float:

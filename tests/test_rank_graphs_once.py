@@ -4,29 +4,19 @@ new one."""
 
 from __future__ import annotations
 
-from conftest import GENERATED
+from conftest import GENERATED, read_into
 
 from tlview.diagnose import rank_graphs
 from tlview.diagnose.ranks import divergence
 from tlview.diagnose.what_ran import rank_groups
 from tlview.index.index import Index
-from tlview.index.indexing import Indexer
-from tlview.source.discover import find_logs
 
 HANG = GENERATED / "dist215" / "hang3"
 
 
-def _read(index: Index, path) -> None:
-    found, _ = find_logs(str(path))
-    for log in found:
-        index.add_log(log)
-    Indexer(index, use_fork=False, use_pool=False).run()
-    index.judge_changed()
-
-
 def test_rank_groups_and_divergence_gather_the_ranks_graphs_once(monkeypatch):
     index = Index()
-    _read(index, HANG / "trace")
+    read_into(index, HANG / "trace")
     made = []
     gather = rank_graphs._collect
     monkeypatch.setattr(rank_graphs, "_collect", lambda *a: made.append(a[1]) or gather(*a))
@@ -37,14 +27,14 @@ def test_rank_groups_and_divergence_gather_the_ranks_graphs_once(monkeypatch):
 
 def test_other_ranks_or_a_grown_index_gather_again():
     index = Index()
-    _read(index, HANG / "trace")
+    read_into(index, HANG / "trace")
     every = rank_graphs.collect(index, [0, 1, 2])
     assert rank_graphs.collect(index, [0, 1, 2]) is every
     one = rank_graphs.collect(index, [1])
     assert one is not every and set(one.schedules) <= {1} and set(every.schedules) == {0, 1, 2}
     other = Index()
-    _read(other, HANG / "trace")
+    read_into(other, HANG / "trace")
     assert rank_graphs.collect(other, [0, 1, 2]) is not every  # another index: its own
     again = rank_graphs.collect(index, [0, 1, 2])
-    _read(index, HANG / "torch_logs")  # the index grows
+    read_into(index, HANG / "torch_logs")  # the index grows
     assert rank_graphs.collect(index, [0, 1, 2]) is not again

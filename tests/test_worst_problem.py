@@ -6,16 +6,14 @@ moved), and near the top of --report, markdown and --json (#48)."""
 from __future__ import annotations
 
 import pytest
-from conftest import CORPUS, FIXTURES, GENERATED, json_for, press, ready, run_cli, until
+from conftest import CORPUS, FIXTURES, GENERATED, json_for, press, read_into, ready, run_cli, until
 
 from tlview.diagnose.costs import run_summary
 from tlview.diagnose.hang import job_verdict
 from tlview.diagnose.ranks import divergence
 from tlview.diagnose.worst import worst_problem
 from tlview.index.index import Index
-from tlview.index.indexing import Indexer
 from tlview.report.markdown import prose
-from tlview.source.discover import find_logs
 from tlview.ui.app import TlviewApp
 from tlview.ui.headline import Headline
 from tlview.ui.messages import JobDiagnosed
@@ -29,12 +27,7 @@ CLEAN_LOG = FIXTURES / "peer" / "tlparse-tests" / "inputs" / "simple.log"
 
 def _index(*paths) -> Index:
     index = Index()
-    for path in paths:
-        found, _ = find_logs(str(path))
-        for log in found:
-            index.add_log(log)
-    Indexer(index, use_fork=False, use_pool=False).run()
-    index.judge_changed()
+    read_into(index, *paths)
     return index
 
 
