@@ -469,14 +469,14 @@ def wait_until(predicate, timeout: float, what: str) -> None:
 
 @pytest.fixture(scope="session")
 def gpu_perf_runs(tmp_path_factory) -> Path:
-    """The GPU perf runs of fixtures/gpu_perf (runs1-4.tar.xz) extracted once a session into a
+    """The GPU perf runs of fixtures/gpu_perf (runs1-5.tar.xz) extracted once a session into a
     temporary folder (never into the repository): `gpu_perf/NAME.MODE`, `gpu_perf2/NAME.MODE`,
-    `gpu_perf3/NAME` (held out) and `gpu_perf4/NAME.MODE` (held out, round 2), each with trace/
-    and torch_logs.txt."""
+    `gpu_perf3/NAME` (held out), `gpu_perf4/NAME.MODE` and `gpu_perf5/NAME.MODE` (held out, rounds
+    2 and 3), each with trace/ and torch_logs.txt."""
     import tarfile
 
     folder = tmp_path_factory.mktemp("gpu_perf")
-    for name in ("runs1.tar.xz", "runs2.tar.xz", "runs3.tar.xz", "runs4.tar.xz"):
+    for name in ("runs1.tar.xz", "runs2.tar.xz", "runs3.tar.xz", "runs4.tar.xz", "runs5.tar.xz"):
         with tarfile.open(FIXTURES / "gpu_perf" / name, "r:xz") as archive:
             archive.extractall(folder, filter="data")
     return folder

@@ -63,7 +63,8 @@ def test_each_class_on_its_bug_run_and_gone_on_its_fix(gpu_perf_runs, run, cause
     found = [p for p in _perf(_doc(_run(gpu_perf_runs, f"{run}.bug"))) if p["cause"] == cause]
     assert found, f"{run}.bug has no {cause}"
     problem = found[0]
-    assert problem["severity"] == COSTS_TIME
+    # (an input copied in costs the copy either way: informational, test_perf_from_graph.py)
+    assert problem["severity"] == ("informational" if run == "cg_cpu_input" else COSTS_TIME)
     assert fix in problem["fix"]
     if line is not None:
         assert problem["location"].endswith(line)
