@@ -78,17 +78,15 @@ def compile_ids(path: Path) -> int:
 MAX_KEYS = 60  # keys pressed while the explorer fills in, at most
 
 # The default theme's colours (bench/tmux.py captures them as SGR escapes).
-ACTIVE_TAB = re.compile(r"\x1b\[38;5;253m(\d) ")  # the active tab's label; the others are dimmer
+ACTIVE_TAB = re.compile(r"\x1b\[1m\x1b\[38;5;\d+m(\d) ")  # the active tab's label: bold, the others not
 CURSOR = re.compile(r"\x1b\[48;5;25m([^\x1b]+)")  # the tree's cursor row, while the tree has focus
 
 
 def active_tab(screen: str) -> str | None:
-    """The active tab's number, from the tab bar at 160 columns (labels in full). The bar starts
-    at "1 Summary", with the colour just before it: the tree's side has no fixed last character
-    (its border, or its scrollbar once it has one)."""
-    line = screen.split("\n", 1)[0]
-    at = line.find("1 Summary")
-    found = ACTIVE_TAB.search(line[line.rfind("\x1b[", 0, at):]) if at > 0 else None
+    """The active tab's number, from the tab bar at 160 columns (labels in full): the first line
+    with "1 Summary" (the headline, when there is one, is above it), right of the tree's border."""
+    line = next((row for row in screen.splitlines() if "1 Summary" in row), "")
+    found = ACTIVE_TAB.search(line.partition("\u2595")[2])  # (right of the tree's border)
     return found.group(1) if found else None
 
 
