@@ -31,6 +31,7 @@ class JobVerdict:
     said: str  # "hung: ranks 0-1 vs rank 2 at the 4th collective (all_reduce_ in [0/0])"
     rank: int | None
     compile_id: str | None
+    exception: str | None = None  # the class a process died of (`torch._dynamo.exc.BackendCompilerFailed`)
 
 
 def job_verdict(div: dict) -> JobVerdict | None:
@@ -42,7 +43,7 @@ def job_verdict(div: dict) -> JobVerdict | None:
     # a rank's own exception: the others' timeouts and lost peers follow from it
     cause = next((d for d in deaths if d["kind"] == EXCEPTION), None)
     if cause is not None and not cause["ranks"]:  # one process of no rank: its exception is all
-        return JobVerdict("died", f"died: {cause['message']}{_at(cause)}", None, None)
+        return JobVerdict("died", f"died: {cause['message']}{_at(cause)}", None, None, cause.get("exception"))
     if cause is not None:
         return JobVerdict("died", f"died: {ranks_text(cause['ranks'])}: {cause['message']}{_at(cause)}",
                           cause["ranks"][0], None)

@@ -85,7 +85,7 @@ def worst_problem(index: Index, verdict: JobVerdict | None, rank=..., costs: dic
 def _died_of(verdict: JobVerdict, failures: list[CompileProblem]) -> CompileProblem | None:
     """The failure a process died of: its exception's class (`BackendCompilerFailed`, the
     failure's fail_type) is the one the death names."""
-    died_of = verdict.said.split(":", 2)[1].strip().rsplit(".", 1)[-1] if verdict.said.count(":") >= 2 else ""
+    died_of = (verdict.exception or "").rsplit(".", 1)[-1]
     return next((p for p in failures if died_of and p.message and p.message.rsplit(".", 1)[-1] == died_of), None)
 
 
