@@ -125,7 +125,9 @@ def json_bytes(summary: object) -> bytes:
     except orjson.JSONEncodeError:
         # A file name with a byte that is not UTF-8: JSON holds text, so the byte shows as `\xff`.
         data = dump(_without_surrogates(summary))
-    return _NON_ASCII_UTF8.sub(_json_escape, data)
+    # (isascii runs in C at GB/s; the search for non-ASCII runs took 0.22 s of 31 MB of JSON,
+    # 10,000 compile ids, where no byte was non-ASCII)
+    return data if data.isascii() else _NON_ASCII_UTF8.sub(_json_escape, data)
 
 
 def _streamed(value) -> bool:

@@ -4,7 +4,7 @@ A fix never asks for a setting the compile already had, and names a setting as t
 names it (diagnose/classify.py).
 
 The config is read from disk when a fix is chosen (the index keeps it out of memory: 40 KB of a
-45 KB metrics line), once per distinct config text.
+45 KB metrics line, and its md5), once per distinct config text.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import orjson
 
 from tlview.domain.role import Role
+from tlview.source.trace_records import CONFIG_DIGEST
 
 if TYPE_CHECKING:
     from tlview.domain.compile_node import Compile
@@ -79,6 +80,8 @@ NOT_RECORDED = CompileSettings(None, None)
 
 
 _FIELDS = ("dynamo_config", "pytorch_version")
+# settings by the md5 its compile's metrics keep of their config and version (CONFIG_DIGEST)
+_BY_DIGEST: dict[str | None, CompileSettings] = {}
 
 
 def settings_of(compile_: Compile) -> CompileSettings:
@@ -94,6 +97,10 @@ def settings_of(compile_: Compile) -> CompileSettings:
                       and hasattr(a.source, "event_strings")), None)
         if found is None:
             continue
+        digest = (node.metrics or {}).get(CONFIG_DIGEST)
+        if (known := _BY_DIGEST.get(digest)) is not None:
+            settings = known
+            break
         try:
             fields = found.source.event_strings(found.rec, _FIELDS)
             if fields is None:  # not as plain strings: the record whole
@@ -104,6 +111,10 @@ def settings_of(compile_: Compile) -> CompileSettings:
         config, version = fields.get("dynamo_config"), fields.get("pytorch_version")
         settings = _settings(config if isinstance(config, str) else None,
                              version if isinstance(version, str) else None)
+        if isinstance(digest, str) and isinstance(config, str):
+            if len(_BY_DIGEST) >= 64:  # (a run's compiles share a handful)
+                _BY_DIGEST.clear()
+            _BY_DIGEST[digest] = settings
         break
     compile_.settings_read = (compile_.revision, settings)
     return settings

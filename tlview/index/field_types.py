@@ -13,6 +13,8 @@ from enum import Enum
 
 import orjson
 
+from tlview.source.trace_records import CONFIG_DIGEST
+
 
 class Type(Enum):
     """A field's type: how a message names it, and the exact JSON types that fit it with no
@@ -74,6 +76,7 @@ METRICS = {
     # where a long compile's time went, and a whole graph run without CUDA graphs (domain/perf.py)
     "compile_time_autotune_time_us": Type.COUNT, "triton_compile_time_us": Type.COUNT,
     "inductor_fx_local_cache_miss_count": Type.COUNT, "cudagraph_skip_reason": Type.TEXT,
+    CONFIG_DIGEST: Type.TEXT,  # (put there by the scan: source/trace_records.py)
 }
 STACK_FRAME = {"filename": Type.FILE, "line": Type.COUNT, "name": Type.TEXT}
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from functools import lru_cache
+from hashlib import md5
 from typing import TYPE_CHECKING
 
 import orjson
@@ -20,6 +21,10 @@ if TYPE_CHECKING:
 
 # Big JSON strings inside compilation metrics (40 KB of the 45 KB line): not kept in the index.
 _CONFIG_FIELDS = ("inductor_config", "dynamo_config", "functorch_config")
+# What the index keeps of them instead: the md5 of the dynamo_config and the torch version, by
+# which a compile's settings (domain/settings.py) are read from disk once per distinct config,
+# not once per compile (10,000 compile ids: 5,336 reads of a 40 KB line, 0.2 s of --report).
+CONFIG_DIGEST = "dynamo_config_md5"
 _METADATA_HEAD = 64 << 10  # enough for almost every envelope line; longer ones are read whole
 
 
@@ -50,9 +55,18 @@ def loads_metadata(line: bytes, cut_configs: bool = False, at: int = 0) -> tuple
 
 
 def _drop_configs(event: dict) -> None:
+    config = event.get("dynamo_config")
+    if isinstance(config, str):
+        version = event.get("pytorch_version")
+        event[CONFIG_DIGEST] = config_digest(config, version if isinstance(version, str) else None)
     for name in _CONFIG_FIELDS:
         if isinstance(event.get(name), str):
             del event[name]
+
+
+def config_digest(config: str, version: str | None) -> str:
+    """The md5 of a compile's dynamo_config text and torch version (`CONFIG_DIGEST`)."""
+    return md5(f"{version}\0{config}".encode("utf-8", "surrogatepass"), usedforsecurity=False).hexdigest()
 
 
 def _loads_damaged(line: bytes, why: str, at: int) -> tuple[dict | None, str]:
