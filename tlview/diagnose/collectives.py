@@ -12,6 +12,7 @@ collective a hung rank waited on.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tlview.diagnose.rank_graphs import RankGraphs, compile_key
 from tlview.diagnose.rank_groups import group_by_key
@@ -30,6 +31,7 @@ def short_op(op: str) -> str:
     return parts[-2] if len(parts) >= 3 and parts[-1] == "default" else op
 
 
+@lru_cache(maxsize=4096)  # (a schedule's ops are a few names, asked of each rank's every op)
 def is_collective(op: str) -> bool:
     """A schedule's op that talks to the other ranks: `wait_tensor` is the wait on one, not one
     (ordinals and counts of collectives leave it out)."""

@@ -8,6 +8,7 @@ Kinds not in the table are kept as artifacts too (and counted as unknown), so no
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from tlview.domain.role import Role
 from tlview.index import handlers as H
@@ -20,6 +21,7 @@ GUARD_LEAF = re.compile(r"^[| ]*\+- [A-Z][A-Z0-9_]*:")
 CACHE_OUTCOMES = {"_cache_hit": "hit", "_cache_miss": "miss", "_cache_bypass": "bypass"}
 
 
+@lru_cache(maxsize=1024)  # (artifact names are few; 1,024 real ranks asked 14,350 times)
 def cache_outcome(name: str) -> str | None:
     """hit, miss or bypass for a cache artifact (`fx_graph_cache_miss`), else None."""
     for suffix, outcome in CACHE_OUTCOMES.items():
