@@ -8,6 +8,10 @@ reference measured in the same run, alternated, best of --runs, with the cores u
   - 10,000 compile ids (bench/synth.py, 255 MB) `--report` (target <= 2 s) and `--json`,
     against `cat`.
 
+Beside each, the floors a figure is read against (bench/floor.py): `python -c "import tlview..."`
+(the interpreter and the modules --json imports), and the md5 of each payload in one Python
+process, the least a Python scanner that checks md5s does (divide it by the cores).
+
 `--profile NAME` (ranks, file, ids) prints instead a cProfile of the parent process's time for
 that figure (cumulative, the top --top lines); children are not profiled.
 Run it under `taskset -c 0,1` to hold a bigger machine to 2 cores, or with TLVIEW_PROCESSES=N.
@@ -28,6 +32,8 @@ from ranks_real import real_rank_folder
 from synth import build_many_compile_ids, build_trace
 
 TLVIEW = [sys.executable, "-m", "tlview"]
+IMPORTS = [sys.executable, "-c", "import tlview.cli, tlview.index.indexing, tlview.report.summary, tlview.views.filters"]
+FLOOR = [sys.executable, str(Path(__file__).with_name("floor.py"))]
 
 
 def took(command: list[str]) -> float:
@@ -53,6 +59,10 @@ def figure(name: str, commands: dict[str, list[str]], reference: str, runs: int,
     for label, seconds in best.items():
         ratio = "" if label == reference else f"  = {seconds / best[reference]:.2f}x {reference}"
         print(f"  {label:22} {seconds:7.3f} s{ratio}")
+
+
+def floors(path: Path) -> dict[str, list[str]]:
+    return {"floor: start + imports": IMPORTS, "floor: md5s, 1 process": [*FLOOR, str(path)]}
 
 
 def profile(path: Path, args: list[str], top: int) -> None:
@@ -84,16 +94,17 @@ def main() -> None:
         return
     if "ranks" not in args.skip:
         figure("1,024 real rank files, 177 MB",
-               {"cat": ["cat", *files_of(ranks)], "tlview --json": [*TLVIEW, "--json", str(ranks)]},
+               {"cat": ["cat", *files_of(ranks)], "tlview --json": [*TLVIEW, "--json", str(ranks)],
+                **floors(ranks)},
                "cat", args.runs, "<= 0.6 s and <= 6x cat")
     if "file" not in args.skip:
         figure("one 100 MB trace",
-               {"md5sum": ["md5sum", str(file)], "tlview --json": [*TLVIEW, "--json", str(file)]},
+               {"md5sum": ["md5sum", str(file)], "tlview --json": [*TLVIEW, "--json", str(file)], **floors(file)},
                "md5sum", args.runs, "<= 1.5x md5sum")
     if "ids" not in args.skip:
         figure("10,000 compile ids, 255 MB",
                {"cat": ["cat", str(ids)], "tlview --report": [*TLVIEW, "--report", str(ids)],
-                "tlview --json": [*TLVIEW, "--json", str(ids)]},
+                "tlview --json": [*TLVIEW, "--json", str(ids)], **floors(ids)},
                "cat", args.runs, "--report <= 2 s")
 
 
