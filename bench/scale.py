@@ -32,7 +32,8 @@ from ranks_real import real_rank_folder
 from synth import build_many_compile_ids, build_trace
 
 TLVIEW = [sys.executable, "-m", "tlview"]
-IMPORTS = [sys.executable, "-c", "import tlview.cli, tlview.index.indexing, tlview.report.summary, tlview.views.filters"]
+IMPORTS = [sys.executable, "-c",
+           "import tlview.cli, tlview.index.indexing, tlview.report.summary, tlview.views.filters"]
 FLOOR = [sys.executable, str(Path(__file__).with_name("floor.py"))]
 
 
