@@ -331,7 +331,10 @@ if pid == 0:
         os.tcsetpgrp(0, os.getpgrp())
     signal.signal(signal.SIGTTOU, signal.SIG_DFL)
     os.execvp(command[0], command)
-os.setpgid(pid, pid)
+try:
+    os.setpgid(pid, pid)
+except PermissionError:  # the child ran exec first (a loaded machine): it set its group itself
+    pass
 if how == "bg after Ctrl+Z":
     os.tcsetpgrp(0, pid)
     _, status = os.waitpid(pid, os.WUNTRACED)  # Ctrl+Z

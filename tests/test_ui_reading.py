@@ -250,6 +250,8 @@ async def test_80x24_keeps_40_columns_of_code_every_tab_and_the_footer():
         await until(pilot, lambda: third in str(app.query_one("#graph-info").render()), what="the third")
         select.value = 0
         await until(pilot, lambda: view.line_count > 1 and "Dynamo" in str(app.query_one("#graph-info").render()))
+        # (its lines are drawn a refresh later: beside a CPU hog, none yet when the count was there)
+        await until(pilot, lambda: visible_lines(view), what="the code drawn")
         rows = visible_lines(view)
         assert max(len(r) for r in rows) >= 40
         for number, (tab_id, *_) in numbered_tabs():
