@@ -277,3 +277,22 @@ def test_a_skipped_function_of_torch_called_from_the_user_line_is_the_user_break
     ddp_causes = {break_cause(gb).cause for node in ddp.nodes.values() for gb in node.breaks
                   if "_inside_ddp_forward" in (gb.context or gb.explanation or "")}
     assert ddp_causes == {"by_design"}
+
+
+@pytest.mark.parametrize(("reason", "after", "before", "cause"), [
+    ("Graph break: print() ... see gb0001.html", True, False, "after_graph_break"),
+    ("autograd.grad consumed grad_fns of returned tensors", False, True, "before_graph_break"),
+    ("source-less requires_grad_() intermediate leaked as output", False, True, "before_graph_break"),
+    ("<class 'torch._dynamo.exc.UnspecializeRestartAnalysis'>", False, False, "other_restart"),
+    ("<class 'torch._dynamo.exc.CompileCollectiveRestartAnalysis'>", False, False, "other_restart"),
+    ("<class 'torch._dynamo.exc.TensorifyScalarRestartAnalysis'>", False, False, "tensorify_scalar"),
+])
+def test_a_restart_is_told_by_pytorch_s_restart_kinds(reason, after, before, cause):
+    """Held out (stop 57): an AutogradGradRestartAnalysis (a step that returns the loss its
+    autograd.grad ran through) was read as a graph break not logged, a second break beside the
+    one the next attempt logged. PyTorch's restarts other than a graph break's, by the reason
+    convert_frame.py records (restart_reason, else the exception's class)."""
+    from tlview.domain.causes import breaks_next_attempt, is_graph_break_restart, restart_cause
+
+    assert (is_graph_break_restart(reason), breaks_next_attempt(reason)) == (after, before)
+    assert restart_cause(reason, False).cause == cause

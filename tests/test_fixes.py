@@ -146,3 +146,36 @@ def test_a_string_field_is_read_from_its_line_as_a_json_parser_reads_it(value, o
 
     line = json.dumps({"compilation_metrics": {"other": other, "dynamo_config": value, "next": other}}).encode()
     assert _string_field(line, "dynamo_config") == value
+
+
+def test_autograd_ops_traced_already_is_never_asked_for_again(monkeypatch):
+    """A break of autograd.grad in a compile whose recorded config has trace_autograd_ops on: the
+    fix is the returned tensor detached (gb4927's), never the setting again."""
+    from tlview.diagnose import classify
+    from tlview.domain.settings import CompileSettings
+    from tlview.index.indexing import open_index
+
+    index = open_index(str(FIXES / "backward_in_compiled" / "gradient_penalty" / "trace"))
+    grad = next(p for n in index.nodes.values() for p in n.compile.verdict.problems
+                if p.cause == "backward_in_compiled")
+    assert "trace_autograd_ops = True" in classify.fix_for(grad)  # (recorded off)
+    traced = CompileSettings((2, 15), {"trace_autograd_ops": True})
+    monkeypatch.setattr(classify, "settings_of", lambda compile_: traced)
+    fix = classify.fix_for(grad)
+    assert "trace_autograd_ops" not in fix and fix.startswith("return loss.detach(), not loss")
+
+
+def test_a_restart_before_a_break_is_that_break_s():
+    """gb4927: Dynamo restarts (AutogradGradRestartAnalysis) to break the graph at autograd.grad,
+    the next attempt breaks it and restarts again: two restarts, one break, both restarts that
+    break's (the only problem to act on)."""
+    from tlview.domain.verdict import Kind
+    from tlview.index.indexing import open_index
+
+    index = open_index(str(FIXES / "backward_in_compiled" / "grad_step_returns_loss" / "trace"))
+    problems = [p for c in {id(n.compile): n.compile for n in index.nodes.values()}.values()
+                for p in c.verdict.problems]
+    breaks = [p for p in problems if p.kind is Kind.GRAPH_BREAK]
+    restarts = [p for p in problems if p.kind is Kind.RESTART]
+    assert len(breaks) == 1 and len(restarts) == 2 and all(r.follows is breaks[0] for r in restarts)
+    assert [p for p in problems if p.primary] == breaks

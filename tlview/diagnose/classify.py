@@ -357,12 +357,34 @@ def _dynamic_output_fix(settings: CompileSettings) -> str:
             "result feeds only tensor ops")
 
 
-def _backward_fix() -> str:
-    # Verified on torch 2.15: trace_autograd_ops alone still breaks a step that returns the loss
-    # ("autograd.grad consumed returned tensor's grad_fn"); with loss.detach() returned it does not.
-    return (f"{CONFIG}trace_autograd_ops = True (PyTorch's hint writes torch._dynamo.trace_autograd_ops, "
-            "which is not a setting) and return loss.detach(), not loss (a returned tensor whose graph "
-            "backward() used still breaks it); or call backward() outside the compiled function")
+_LEAKED = re.compile(r"Leaked output tensors: ([A-Za-z_][\w.]*)")
+
+
+def _backward_fix(problem: CompileProblem, settings: CompileSettings) -> str:
+    """backward() or autograd.grad inside the compiled function, by PyTorch's registry entry and
+    hints. Verified on torch 2.15 (fixtures/fixes/backward_in_compiled, and held-out programs of
+    stop 57): trace_autograd_ops alone still breaks a step that returns the loss (gb4927,
+    "autograd.grad consumed returned tensor's grad_fn"), with loss.detach() returned it does not;
+    a gradient penalty (autograd.grad with create_graph=True, its result returned and backward()
+    called on it) needed the setting alone: rc 1 (double backward through a compiled graph) -> 0."""
+    entry = problem.registry
+    said = entry.type if entry is not None else problem.message
+    detach = ("return loss.detach(), not loss, where the function returns the tensor that backward() or "
+              "autograd.grad ran through (as it is, the graph breaks again: gb4927); a tensor made from "
+              "the gradients (create_graph=True, a gradient penalty) is returned as it is")
+    if "consumed returned tensor" in said or settings.value("trace_autograd_ops") is True:
+        # (the setting is on: it is never asked for again) PyTorch names the tensors it leaked
+        leaked = _LEAKED.search(problem.message or "")
+        name = leaked.group(1) if leaked else "loss"
+        return (f"return {name}.detach(), not {name}: the function returns a tensor whose graph "
+                "autograd.grad (or backward()) ran through, and PyTorch will not leave it to a second "
+                "backward; to call backward() on it after, retain_graph=True in autograd.grad "
+                "(PyTorch's hints)")
+    wrong = any("torch._dynamo.trace_autograd_ops" in hint for hint in _hints_of(problem))
+    setting = f"{CONFIG}trace_autograd_ops = True" + (
+        " (PyTorch's hint writes torch._dynamo.trace_autograd_ops, which is not a setting)" if wrong
+        else " (PyTorch's hint)" if any("trace_autograd_ops" in hint for hint in _hints_of(problem)) else "")
+    return f"{setting}; and {detach}; or call backward() outside the compiled function"
 
 
 def _by_design_fix(problem: CompileProblem) -> str:
@@ -394,7 +416,7 @@ def _family_fix(problem: CompileProblem, settings: CompileSettings) -> str:
     if cause == "dynamic_output_shape":
         return _dynamic_output_fix(settings)
     if cause == "backward_in_compiled":
-        return _backward_fix()
+        return _backward_fix(problem, settings)
     if cause == "by_design":
         return _by_design_fix(problem)
     fix = BREAK_FIXES.get(cause, BREAK_FIXES["other"])
@@ -441,6 +463,8 @@ def _agreeing_with(fix: str, hints: list[str], settings: CompileSettings = NOT_R
 
 RESTART_FIXES = {
     "after_graph_break": "nothing of its own: fix the graph break it follows",
+    "before_graph_break": "nothing of its own: fix the graph break the next attempt makes",
+    "other_restart": "nothing to change: PyTorch restarts the analysis this way by design",
     "tensorify_scalar": f"{CONFIG}specialize_float = True (it then recompiles once per value), "
                         "or keep the value a tensor and use torch ops on it (torch.floor)",
     NOT_LOGGED: "run with TORCH_LOGS=+dynamo (\"Restarting analysis due to ...\") or TORCH_TRACE to see "

@@ -459,10 +459,27 @@ def restart_break_cause(reason: str) -> Cause:
 
 # ---- restarts -----------------------------------------------------------------------------------
 
+# PyTorch's restarts of analysis that no graph break raised (torch/_dynamo/exc.py: the subclasses
+# of RestartAnalysis other than SpeculationRestartAnalysis, a graph break's), by the reason each is
+# recorded with: its restart_reason, else its class (convert_frame.py: `e.restart_reason or
+# str(type(e))`). Two come before a graph break, which the next attempt makes and tells: an
+# AutogradGradRestartAnalysis and a RequiresGradRestartAnalysis (output_graph.py, torch 2.15).
+_BEFORE_A_BREAK = ("autograd.grad consumed grad_fns of returned tensors", "AutogradGradRestartAnalysis",
+                   "requires_grad_() intermediate leaked as output", "RequiresGradRestartAnalysis")
+_NO_BREAK = ("TensorifyScalarRestartAnalysis", "_tensorify_python_scalars", "UnspecializeRestartAnalysis",
+             "CompileCollectiveRestartAnalysis")
+
+
 def is_graph_break_restart(reason: str) -> bool:
-    """A restart of analysis after a graph break (most are), not TensorifyScalarRestartAnalysis
-    (a float made a tensor, then specialized)."""
-    return "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason
+    """A restart of analysis after a graph break (most are), not one of PyTorch's other restarts:
+    TensorifyScalarRestartAnalysis (a float made a tensor, then specialized) and the others above."""
+    return not any(words in reason for words in _NO_BREAK + _BEFORE_A_BREAK)
+
+
+def breaks_next_attempt(reason: str) -> bool:
+    """A restart that comes before a graph break: the next attempt breaks the graph (and tells it)
+    at a call that the attempt thrown away found too late (autograd.grad, requires_grad_())."""
+    return any(words in reason for words in _BEFORE_A_BREAK)
 
 
 def restart_cause(reason: str | None, text_only: bool) -> Cause:
@@ -473,6 +490,12 @@ def restart_cause(reason: str | None, text_only: bool) -> Cause:
     if is_graph_break_restart(reason):
         return Cause("after_graph_break", "Dynamo restarted the analysis after a graph break, to "
                      "compile the code before the break as a graph of its own")
+    if breaks_next_attempt(reason):
+        return Cause("before_graph_break", "Dynamo restarted the analysis to break the graph where the "
+                     f"attempt it threw away went too far ({reason.strip()[:120]}): the next attempt breaks it")
+    if "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason:
+        return Cause("other_restart", f"Dynamo restarted the analysis ({reason.strip()[:120]}), not after a "
+                     "graph break")
     return Cause("tensorify_scalar",
                  "a Python float was made a tensor, then had to be specialized (math.floor or another "
                  "non-tensor use of it): Dynamo restarted the analysis (TensorifyScalarRestartAnalysis, "

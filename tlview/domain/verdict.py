@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 from tlview.domain.causes import (
     Cause,
     break_cause,
+    breaks_next_attempt,
     failure_cause,
     gave_up_the_frame,
     is_graph_break_restart,
@@ -319,7 +320,12 @@ def _restarts(compile_: Compile, breaks_by_attempt: list[list[CompileProblem]],
         node, reason = attempts[min(i + 1, len(attempts) - 1)], reasons[i][1] if i < len(reasons) else None
         thrown_away = breaks_by_attempt[i] if i < len(breaks_by_attempt) else []
         unpaired = [b for b in thrown_away if id(b) not in paired]
-        if reason is not None and is_graph_break_restart(reason) or reason is None and unpaired:
+        if reason is not None and breaks_next_attempt(reason):
+            # (it is that break's, as a restart after a break is: the break's own restart pairs it too)
+            made = breaks_by_attempt[i + 1] if i + 1 < len(breaks_by_attempt) else []
+            problem(Kind.RESTART, restart_cause(reason, text_only), node, follows=made[0] if made else None,
+                    evidence=reason, message=reason, logged=True)
+        elif reason is not None and is_graph_break_restart(reason) or reason is None and unpaired:
             broke = unpaired[0] if unpaired else None
             if broke is None:  # the break is known only from its restart: it was in the attempt thrown away
                 broke = problem(Kind.GRAPH_BREAK, restart_break_cause(reason or ""),
