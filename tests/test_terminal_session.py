@@ -342,6 +342,8 @@ if how == "bg after Ctrl+Z":
     os.tcsetpgrp(0, os.getpgrp())  # `bg`: the shell takes the terminal back, and continues tlview
     os.kill(pid, signal.SIGCONT)
 print("tlview-pid", pid, flush=True)
+if how == "started in bg, the shell gone":  # (`tlview ... & disown`, then exit; a script's job)
+    sys.exit(0)
 _, status = os.waitpid(pid, 0)
 print("tlview-exit", os.waitstatus_to_exitcode(status), flush=True)
 """
@@ -374,6 +376,28 @@ def test_a_job_in_the_background_ends_on_sigterm(direct_terminal, how):
         assert int(said(b"exit")[1]) == 128 + signal.SIGTERM
         assert term.state() == shown  # the shell's terminal, as it was
         assert "Traceback" not in term.screen()
+    finally:
+        with contextlib.suppress(OSError):
+            os.kill(pid, signal.SIGKILL)  # (not in the terminal's group that close() kills)
+
+
+@pytest.mark.slow  # a real terminal
+def test_a_job_in_the_background_ends_when_its_terminal_hangs_up(direct_terminal):
+    """Found behind the suite (stop 57): a tlview left in the background by a test, its shell gone
+    first, ran on after its terminal hung up, at 92% of a core for 69 minutes. The kernel sends
+    SIGHUP only to the terminal's foreground job (and to an orphaned job that is stopped then),
+    so no signal came; the terminal read as an endless end of input, which Textual's input thread
+    read again and again. A terminal that hung up now ends tlview as a SIGHUP does."""
+    import sys
+
+    term = direct_terminal(TRACE, env=CLEAN_EXIT_ONLY,
+                           under=(sys.executable, "-c", JOB_SHELL, "started in bg, the shell gone"))
+    wait_until(lambda: re.search(rb"tlview-pid (\d+)\r?\n", term.output), 90, "the shell to start tlview")
+    pid = int(re.search(rb"tlview-pid (\d+)\r?\n", term.output)[1])
+    try:
+        wait_until(lambda: b"\x1b[?1049h" in term.output, 90, "tlview to take the screen")  # (it runs)
+        term.hang_up()
+        wait_until(lambda: not alive(pid), 15, "tlview to end after its terminal hung up")
     finally:
         with contextlib.suppress(OSError):
             os.kill(pid, signal.SIGKILL)  # (not in the terminal's group that close() kills)

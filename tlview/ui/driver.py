@@ -15,6 +15,11 @@ away and for a suspend (Ctrl+Z, `kill -TSTP`) and `fg`.
 - In the background (`tlview ... &`, or `bg`) the terminal is another's: ending, tlview leaves its
   screen and modes alone (Textual's restore stopped it on SIGTTOU there, for good), and once an
   ending signal came (`kill %1`: SIGTERM, then SIGCONT) a SIGCONT resumes nothing.
+- A terminal that hung up with no SIGHUP to tlview ends it as the SIGHUP would. The kernel sends
+  SIGHUP only to the terminal's foreground job, and to an orphaned job that is stopped then; a
+  job in the background whose shell left first (`& disown`, a script's) got none, and Textual's
+  input thread read the hung-up terminal's endless end of input again and again: a tlview left
+  so by a test ran at 92% of a core for 69 minutes.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import contextlib
 import os
 import signal
 import termios
+import threading
 
 from textual.drivers.linux_driver import LinuxDriver
 
@@ -57,6 +63,9 @@ class _Output:
         return self._file.fileno()
 
 
+HANG_UP_CHECK = 1.0  # seconds between two looks at whether the terminal hung up (a tcgetattr)
+
+
 class TlviewDriver(LinuxDriver):
     def __init__(self, app, **kwargs) -> None:
         super().__init__(app, **kwargs)
@@ -65,10 +74,23 @@ class TlviewDriver(LinuxDriver):
         self._stopped = False  # suspended by our SIGTSTP handler, not resumed yet
         # (not Driver's own `_loop`, which it posts the input's messages to)
         self._redraw_loop: asyncio.AbstractEventLoop | None = None
+        self._watch_ended: threading.Event | None = None  # set: the hang-up watch ends (application mode did)
 
     def start_application_mode(self) -> None:
         self._redraw_loop = asyncio.get_running_loop()  # for the redraw after a resume (signal handler)
         super().start_application_mode()
+        if self.input_tty and self._watch_ended is None:
+            self._watch_ended = threading.Event()
+            threading.Thread(target=self._end_on_hang_up, args=(self._watch_ended,), daemon=True,
+                             name="tlview-hang-up").start()
+
+    def _end_on_hang_up(self, ended: threading.Event) -> None:
+        """A terminal that hung up ends tlview as its SIGHUP would (the module's docstring): the
+        app's handler of ending signals ends it cleanly, exit 128 + SIGHUP."""
+        while not ended.wait(HANG_UP_CHECK) and not early_signals.ending.is_set():
+            if not self._terminal_usable():
+                os.kill(os.getpid(), signal.SIGHUP)
+                return
 
     def process_message(self, message) -> None:
         # (the input thread) a key comes first from the moment it is read: keys_first.py
@@ -87,6 +109,9 @@ class TlviewDriver(LinuxDriver):
         super()._sigtstp_application(*args)
 
     def stop_application_mode(self) -> None:
+        if self._watch_ended is not None:  # (a suspend, or the end: a resume starts another)
+            self._watch_ended.set()
+            self._watch_ended = None
         if self._in_background():
             self.disable_input()  # (the screen and modes it set were given back when it stopped)
         else:
