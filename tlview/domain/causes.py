@@ -466,8 +466,8 @@ def restart_break_cause(reason: str) -> Cause:
 # AutogradGradRestartAnalysis and a RequiresGradRestartAnalysis (output_graph.py, torch 2.15).
 _BEFORE_A_BREAK = ("autograd.grad consumed grad_fns of returned tensors", "AutogradGradRestartAnalysis",
                    "requires_grad_() intermediate leaked as output", "RequiresGradRestartAnalysis")
-_NO_BREAK = ("TensorifyScalarRestartAnalysis", "_tensorify_python_scalars", "UnspecializeRestartAnalysis",
-             "CompileCollectiveRestartAnalysis")
+_TENSORIFY = ("TensorifyScalarRestartAnalysis", "_tensorify_python_scalars")
+_NO_BREAK = (*_TENSORIFY, "UnspecializeRestartAnalysis", "CompileCollectiveRestartAnalysis")
 
 
 def is_graph_break_restart(reason: str) -> bool:
@@ -493,7 +493,7 @@ def restart_cause(reason: str | None, text_only: bool) -> Cause:
     if breaks_next_attempt(reason):
         return Cause("before_graph_break", "Dynamo restarted the analysis to break the graph where the "
                      f"attempt it threw away went too far ({reason.strip()[:120]}): the next attempt breaks it")
-    if "TensorifyScalarRestartAnalysis" not in reason and "_tensorify_python_scalars" not in reason:
+    if not any(words in reason for words in _TENSORIFY):
         return Cause("other_restart", f"Dynamo restarted the analysis ({reason.strip()[:120]}), not after a "
                      "graph break")
     return Cause("tensorify_scalar",
